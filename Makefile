@@ -1,0 +1,82 @@
+# credo — make help lists the targets.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+# Tools are installed into bin/ at pinned versions.
+BIN ?= $(CURDIR)/bin
+CONTROLLER_GEN_VERSION ?= v0.23.0
+CONTROLLER_GEN ?= $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+
+# The from-source control plane (hack/build-control-plane.sh) lives outside the clone.
+K8S_VERSION ?= v1.37.2
+KUBEBUILDER_ASSETS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/credo/k8s/$(K8S_VERSION)
+export KUBEBUILDER_ASSETS K8S_VERSION
+
+GO_TEST_FLAGS ?= -count=1
+BENCH ?= .
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build every binary into bin/.
+	go build -o $(BIN)/ ./cmd/...
+
+.PHONY: test
+test: control-plane manifests generate fmt vet ## Unit and integration tests on the real control plane.
+	go test $(GO_TEST_FLAGS) ./...
+	cd api && go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-e2e
+test-e2e: control-plane manifests build ## End-to-end tests (E2E_KUBECONFIG=<file> for an existing cluster).
+	go test $(GO_TEST_FLAGS) -tags e2e -timeout 20m ./tests/e2e/...
+
+.PHONY: dev
+dev: control-plane manifests build ## Run the whole system locally: control plane, CRDs, controllers, samples.
+	go run ./tests/dev
+
+.PHONY: control-plane
+control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (cached).
+	@hack/build-control-plane.sh >/dev/null
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.
+	$(CONTROLLER_GEN) crd rbac:roleName=credo-manager paths="github.com/credo-dev/credo/api/..." paths="./controllers/..." \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) crd paths="github.com/fluxcd/helm-controller/api/v2" \
+		output:crd:artifacts:config=config/testdata/crds
+
+.PHONY: generate
+generate: controller-gen ## Generate deepcopy functions.
+	cd api && $(CONTROLLER_GEN) object:headerFile="../hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## go fmt.
+	go fmt ./...
+	cd api && go fmt ./...
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+	go vet -tags e2e ./tests/e2e/...
+	cd api && go vet ./...
+
+.PHONY: bench
+bench: control-plane ## Run the Go benchmarks (BENCH=<regexp>).
+	go test -run '^$$' -bench '$(BENCH)' -benchmem -count 6 ./...
+
+.PHONY: verify
+verify: manifests generate fmt ## Regenerate and tidy, then fail on a dirty tree.
+	go mod tidy
+	cd api && go mod tidy
+	@if [ -n "$$(git status --porcelain)" ]; then \
+		echo "verify: the tree is dirty after regenerating:"; git status --porcelain; git --no-pager diff; exit 1; fi
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN)
+$(CONTROLLER_GEN):
+	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(BIN)/controller-gen $@

@@ -1,0 +1,246 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// TrustAnchorKind is the kind of a TrustAnchor.
+	TrustAnchorKind = "TrustAnchor"
+
+	// DefaultSourceKey is the key lifted from a source Secret when none is given.
+	DefaultSourceKey = "ca.crt"
+
+	// ProjectionKey is the one key of a projected Secret.
+	ProjectionKey = "ca.crt"
+
+	// ProjectionSuffix makes the projected Secret's name: <release>.tenant-ca.
+	// The dot cannot appear in operator-generated names, so it cannot collide
+	// with the CA Secret of a neighbouring release.
+	ProjectionSuffix = ".tenant-ca"
+
+	// DiscoveredByAnnotation is set by the trust-controller on the TrustAnchors
+	// it creates: "label" for the label leg, "trustsource/<name>" for the name
+	// leg. A TrustAnchor without it was declared (rendered by a chart).
+	DiscoveredByAnnotation = "trust.credo.dev/discovered-by"
+
+	defaultInterval = time.Hour
+)
+
+// Leg says how the source of a TrustAnchor was found.
+// +kubebuilder:validation:Enum=Label;TrustSource;Declared
+type Leg string
+
+const (
+	// LegLabel: a Secret labelled <d>/publish-ca-cert="true".
+	LegLabel Leg = "Label"
+	// LegTrustSource: a TrustSource rule naming the Secret after the release.
+	LegTrustSource Leg = "TrustSource"
+	// LegDeclared: the TrustAnchor was declared, typically rendered by the chart.
+	LegDeclared Leg = "Declared"
+)
+
+// TrustAnchorSpec names a release and the Secret its CA certificate is lifted from.
+// +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="release is immutable"
+type TrustAnchorSpec struct {
+	// Release is the name of the HelmRelease, in the TrustAnchor's namespace,
+	// the CA belongs to. The projection <release>.tenant-ca is owned by it and
+	// is garbage-collected with it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=243
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Release string `json:"release"`
+
+	// Source is the Secret, in the TrustAnchor's namespace, and the key the CA
+	// certificate is lifted from.
+	// +required
+	Source SecretKeySource `json:"source"`
+
+	// Interval at which the projection is re-checked without a change of the
+	// source, to report expiry. Changes of the source are seen by watch at once.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:default="1h"
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Suspend stops the projection from being updated; the existing
+	// projection is left as it is.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// SecretKeySource is a key of a Secret in the same namespace.
+type SecretKeySource struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// Key whose value is lifted. Defaults to ca.crt.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +kubebuilder:default="ca.crt"
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// CertificateInfo describes one projected certificate.
+type CertificateInfo struct {
+	// SHA256 is the hex SHA-256 fingerprint of the DER certificate.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	SHA256 string `json:"sha256"`
+
+	// Subject is the certificate's subject distinguished name.
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Subject string `json:"subject"`
+
+	// NotAfter is the end of the certificate's validity.
+	// +required
+	NotAfter metav1.Time `json:"notAfter"`
+
+	// IsCA tells whether basicConstraints marks the certificate as a CA.
+	// +optional
+	IsCA bool `json:"isCA,omitempty"`
+}
+
+// TrustAnchorStatus records the projection.
+type TrustAnchorStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions are Ready, Reconciling, Stalled and the negative-polarity
+	// conditions of condition_types.go.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Leg says how the source was found.
+	// +optional
+	Leg Leg `json:"leg,omitempty"`
+
+	// TrustSource names the TrustSource rule on the TrustSource leg.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	TrustSource string `json:"trustSource,omitempty"`
+
+	// ProjectedSecret is the name of the projection, <release>.tenant-ca, once written.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ProjectedSecret string `json:"projectedSecret,omitempty"`
+
+	// Fingerprint is a short form of the first certificate's SHA-256
+	// fingerprint, for display.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Fingerprint string `json:"fingerprint,omitempty"`
+
+	// NotAfter is the earliest expiry among the projected certificates.
+	// +optional
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+
+	// Certificates are the projected certificates, in the order of the bundle.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Certificates []CertificateInfo `json:"certificates,omitempty"`
+
+	// LastRotationTime is when the projection's content last changed.
+	// +optional
+	LastRotationTime *metav1.Time `json:"lastRotationTime,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ta,categories=credo;trust
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source.name`
+// +kubebuilder:printcolumn:name="Leg",type=string,JSONPath=`.status.leg`
+// +kubebuilder:printcolumn:name="Fingerprint",type=string,JSONPath=`.status.fingerprint`
+// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.notAfter`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// TrustAnchor records the projection of one release's CA certificate into
+// the key-free Secret <release>.tenant-ca. It is named after the release.
+type TrustAnchor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec TrustAnchorSpec `json:"spec"`
+
+	// +kubebuilder:default={"observedGeneration":-1}
+	// +optional
+	Status TrustAnchorStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *TrustAnchor) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *TrustAnchor) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetInterval returns the re-check interval, one hour by default.
+func (in *TrustAnchor) GetInterval() time.Duration {
+	if in.Spec.Interval == nil || in.Spec.Interval.Duration <= 0 {
+		return defaultInterval
+	}
+	return in.Spec.Interval.Duration
+}
+
+// GetRequeueAfter returns the interval, for the Flux runtime.
+func (in *TrustAnchor) GetRequeueAfter() time.Duration { return in.GetInterval() }
+
+// GetSourceKey returns the key to lift, ca.crt by default.
+func (in *TrustAnchor) GetSourceKey() string {
+	if in.Spec.Source.Key == "" {
+		return DefaultSourceKey
+	}
+	return in.Spec.Source.Key
+}
+
+// ProjectionName returns the name of the projected Secret.
+func (in *TrustAnchor) ProjectionName() string { return in.Spec.Release + ProjectionSuffix }
+
+// +kubebuilder:object:root=true
+
+// TrustAnchorList is a list of TrustAnchors.
+type TrustAnchorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TrustAnchor `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&TrustAnchor{}, &TrustAnchorList{})
+}

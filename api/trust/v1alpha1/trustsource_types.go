@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// TrustSourceKind is the kind of a TrustSource.
+	TrustSourceKind = "TrustSource"
+
+	// ReleasePlaceholder is replaced by the release name in SecretName.
+	ReleasePlaceholder = "{release}"
+)
+
+// TrustSourceSpec is a rule of the name leg: for the HelmReleases it
+// selects, the CA certificate is in a Secret named after the release.
+// +kubebuilder:validation:XValidation:rule="has(self.releaseSelector) || has(self.chart)",message="one of releaseSelector or chart is required"
+type TrustSourceSpec struct {
+	// ReleaseSelector selects HelmReleases by label. When Chart is also set,
+	// a release must match both.
+	// +optional
+	ReleaseSelector *metav1.LabelSelector `json:"releaseSelector,omitempty"`
+
+	// Chart selects HelmReleases by the chart name in spec.chart.spec.chart.
+	// Releases using spec.chartRef carry no chart name; select them by label.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Chart string `json:"chart,omitempty"`
+
+	// NamespaceSelector limits the rule to namespaces with matching labels;
+	// empty selects every namespace the controller serves.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// SecretName is the source Secret's name as a template of the release
+	// name, which replaces {release}: "{release}-ca" for CloudNativePG,
+	// "{release}-ca-cert" for Percona PSMDB.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.contains('{release}')",message="secretName must contain {release}"
+	// +required
+	SecretName string `json:"secretName"`
+
+	// Key whose value is lifted. Defaults to ca.crt.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +kubebuilder:default="ca.crt"
+	// +optional
+	Key string `json:"key,omitempty"`
+
+	// Suspend stops the rule from creating or updating TrustAnchors.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// TrustSourceStatus reports what the rule matched.
+type TrustSourceStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions holds Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// MatchedReleases is the number of HelmReleases the rule matches.
+	// +optional
+	MatchedReleases int32 `json:"matchedReleases"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=ts,categories=credo;trust
+// +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
+// +kubebuilder:printcolumn:name="Secret",type=string,JSONPath=`.spec.secretName`
+// +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.spec.key`
+// +kubebuilder:printcolumn:name="Releases",type=integer,JSONPath=`.status.matchedReleases`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// TrustSource is a cluster-wide rule of the name leg: where the CA of the
+// releases of one engine lives. Adding an engine is a new TrustSource.
+type TrustSource struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec TrustSourceSpec `json:"spec"`
+
+	// +kubebuilder:default={"observedGeneration":-1}
+	// +optional
+	Status TrustSourceStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *TrustSource) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *TrustSource) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetKey returns the key to lift, ca.crt by default.
+func (in *TrustSource) GetKey() string {
+	if in.Spec.Key == "" {
+		return DefaultSourceKey
+	}
+	return in.Spec.Key
+}
+
+// SecretNameFor returns the source Secret's name for a release.
+func (in *TrustSource) SecretNameFor(release string) string {
+	return strings.ReplaceAll(in.Spec.SecretName, ReleasePlaceholder, release)
+}
+
+// +kubebuilder:object:root=true
+
+// TrustSourceList is a list of TrustSources.
+type TrustSourceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TrustSource `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&TrustSource{}, &TrustSourceList{})
+}

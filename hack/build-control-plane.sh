@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds the local Kubernetes control plane credo is tested against, from source,
+# through the Go module proxy: etcd, kube-apiserver, kube-controller-manager and kubectl.
+#
+# No container engine, image registry or download site is needed. The binaries go
+# to a cache outside the clone and are rebuilt only when missing or of the wrong
+# version, so a second run is instant.
+#
+# Usage: hack/build-control-plane.sh        # prints the directory holding the binaries
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
+ETCD_VERSION="${ETCD_VERSION:-v3.7.3}"
+CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/credo"
+OUT="${CREDO_K8S_ASSETS:-$CACHE_ROOT/k8s/$K8S_VERSION}"
+STAGING_VERSION="v0.${K8S_VERSION#v1.}"
+
+log() { echo "build-control-plane: $*" >&2; }
+
+has_version() { # binary, expected substring
+  [[ -x "$OUT/$1" ]] && "$OUT/$1" --version 2>/dev/null | grep -q -- "$2"
+}
+
+kube_ok() {
+  has_version kube-apiserver "$K8S_VERSION" &&
+    has_version kube-controller-manager "$K8S_VERSION" &&
+    [[ -x "$OUT/kubectl" ]] && "$OUT/kubectl" version --client 2>/dev/null | grep -q -- "$K8S_VERSION"
+}
+
+etcd_ok() { has_version etcd "${ETCD_VERSION#v}"; }
+
+mkdir -p "$OUT"
+
+if ! kube_ok; then
+  log "building Kubernetes $K8S_VERSION into $OUT (a cold build takes several minutes)"
+  work="$CACHE_ROOT/build/kubernetes-$K8S_VERSION"
+  mkdir -p "$work"
+  # kubernetes' own go.mod replaces its staging modules with local paths, which the
+  # module proxy does not carry; point each of them at its published version instead.
+  gomod="$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  staging="$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9.-]*\) => ./staging/.*#\1#p' "$gomod" | sort -u)"
+  [[ -n "$staging" ]] || { log "no staging replaces found in $gomod"; exit 1; }
+  {
+    echo "module credo.dev/controlplane-build"
+    echo
+    echo "go $(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod")"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    for m in $staging; do echo "replace $m => $m $STAGING_VERSION"; done
+  } >"$work/go.mod"
+  cat >"$work/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  (cd "$work" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
+  (cd "$work" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes@$K8S_VERSION" >/dev/null)
+  minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  for cmd in kube-apiserver kube-controller-manager kubectl; do
+    log "go build $cmd"
+    (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$OUT/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+  done
+  kube_ok || { log "built binaries do not report $K8S_VERSION"; exit 1; }
+fi
+
+if ! etcd_ok; then
+  log "building etcd $ETCD_VERSION into $OUT"
+  work="$CACHE_ROOT/build/etcd-$ETCD_VERSION"
+  mkdir -p "$work"
+  cat >"$work/go.mod" <<GOMOD
+module credo.dev/etcd-build
+
+go 1.25
+
+require (
+	go.etcd.io/etcd/api/v3 $ETCD_VERSION
+	go.etcd.io/etcd/client/pkg/v3 $ETCD_VERSION
+	go.etcd.io/etcd/client/v3 $ETCD_VERSION
+	go.etcd.io/etcd/pkg/v3 $ETCD_VERSION
+	go.etcd.io/etcd/server/v3 $ETCD_VERSION
+)
+GOMOD
+  cat >"$work/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import _ "go.etcd.io/etcd/server/v3"
+GO
+  (cd "$work" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
+  (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$OUT/etcd" go.etcd.io/etcd/server/v3)
+  etcd_ok || { log "built etcd does not report $ETCD_VERSION"; exit 1; }
+fi
+
+echo "$OUT"

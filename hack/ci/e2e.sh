@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs credo from config/default into the current cluster (the kind
+# cluster of .github/workflows/e2e.yaml), with the image built as
+# ghcr.io/credo-dev/credo:e2e and loaded into the nodes, applies the samples
+# and runs the e2e suite against it.
+set -euo pipefail
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "${REPO_ROOT}"
+
+IMAGE=${IMAGE:-ghcr.io/credo-dev/credo:e2e}
+NAMESPACE=credo-system
+
+echo "--- installing the Flux HelmRelease CRD"
+kubectl apply --server-side -f config/testdata/crds/
+kubectl wait --for=condition=Established --timeout=1m crd --all
+
+echo "--- installing credo (${IMAGE})"
+kubectl kustomize config/default \
+  | sed "s#ghcr.io/credo-dev/credo:latest#${IMAGE}#g" \
+  | kubectl apply --server-side -f -
+kubectl wait --for=condition=Established --timeout=1m crd --all
+
+echo "--- waiting for the controllers"
+for deploy in $(kubectl -n "${NAMESPACE}" get deployments -o name); do
+  kubectl -n "${NAMESPACE}" rollout status "${deploy}" --timeout=3m
+done
+
+echo "--- applying the samples"
+kubectl apply --server-side -k config/samples
+
+echo "--- running the e2e suite"
+E2E_KUBECONFIG=${KUBECONFIG:-$HOME/.kube/config} \
+  go test -tags e2e -count=1 -timeout 20m ./tests/e2e/...

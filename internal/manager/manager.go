@@ -1,0 +1,75 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package manager
+
+import (
+	"fmt"
+
+	"github.com/fluxcd/pkg/runtime/client"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/probes"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Setup holds what New builds for a controller binary.
+type Setup struct {
+	Manager  ctrl.Manager
+	Recorder events.Recorder
+}
+
+// New sets the global logger from opts, loads the kubeconfig (exiting the
+// process when there is none, as every Flux controller does), builds a manager named after the
+// controller (the leader election ID and the events' reporting controller),
+// registers the health probes and creates the Flux events recorder.
+// configure, when not nil, adjusts the manager options (cache and client
+// settings) before the manager is built.
+func New(controllerName string, scheme *runtime.Scheme, opts Options, configure func(*ctrl.Options)) (*Setup, error) {
+	log := logger.NewLogger(opts.Logger)
+	ctrl.SetLogger(log)
+
+	restConfig := client.GetConfigOrDie(opts.Client)
+
+	mgrOpts := ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.HealthAddr,
+		LeaderElection:                opts.LeaderElection.Enable,
+		LeaderElectionReleaseOnCancel: opts.LeaderElection.ReleaseOnCancel,
+		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
+		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
+		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
+		LeaderElectionID:              controllerName + "-leader-election",
+		Logger:                        log,
+	}
+	if configure != nil {
+		configure(&mgrOpts)
+	}
+	mgr, err := ctrl.NewManager(restConfig, mgrOpts)
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	probes.SetupChecks(mgr, log)
+
+	recorder, err := events.NewRecorder(log, opts.EventsAddr, controllerName, events.WithManager(mgr))
+	if err != nil {
+		return nil, fmt.Errorf("creating event recorder: %w", err)
+	}
+	return &Setup{Manager: mgr, Recorder: recorder}, nil
+}

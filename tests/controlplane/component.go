@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controlplane
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Process is a process started against the control plane (a component of it,
+// or a controller under test), its output going to a log file in the
+// environment directory.
+type Process struct {
+	name string
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan error
+}
+
+// LogPath is the file the process writes its output to.
+func (c *Process) LogPath() string { return c.log.Name() }
+
+// StartProcess starts binary with args and extra environment variables
+// (KUBECONFIG points at the environment's admin kubeconfig), its stdout and
+// stderr written to <Dir>/<name>.log. Stop stops it before the control plane.
+func (e *Environment) StartProcess(name, binary string, env []string, args ...string) (*Process, error) {
+	p, err := startProcess(e.Dir, name, binary, append([]string{"KUBECONFIG=" + e.Kubeconfig}, env...), args...)
+	if err != nil {
+		return nil, err
+	}
+	e.procs = append(e.procs, p)
+	return p, nil
+}
+
+func startProcess(dir, name, binary string, env []string, args ...string) (*Process, error) {
+	logFile, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, fmt.Errorf("creating %s log: %w", name, err)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	c := &Process{name: name, cmd: cmd, log: logFile, done: make(chan error, 1)}
+	go func() { c.done <- cmd.Wait() }()
+	return c, nil
+}
+
+// Exited reports whether the process has ended, and how.
+func (c *Process) Exited() (bool, error) {
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return true, err
+	default:
+		return false, nil
+	}
+}
+
+// Stop sends SIGTERM and waits up to grace before killing the process group.
+func (c *Process) Stop(grace time.Duration) error {
+	defer c.log.Close()
+	if ok, _ := c.Exited(); ok {
+		return nil
+	}
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.done
+	}
+	return nil
+}
+
+// FailIfExited returns an error naming the log when the process has ended.
+func (c *Process) FailIfExited() error {
+	if ok, err := c.Exited(); ok {
+		return fmt.Errorf("%s exited (%v); see %s", c.name, err, c.log.Name())
+	}
+	return nil
+}

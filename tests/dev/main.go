@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command dev runs the whole of credo locally for `make dev`: a from-source
+// control plane, credo's controllers against it and config/samples applied.
+// It prints how to look around and stops everything on Ctrl-C.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/devenv"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dir := filepath.Join(controlplane.RepoRoot(), "bin", "dev")
+	if err := os.RemoveAll(dir); err != nil {
+		fail(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		fail(err)
+	}
+	fmt.Println("credo dev: starting etcd, kube-apiserver, kube-controller-manager and credo's controllers ...")
+	env, err := devenv.Start(ctx, devenv.Options{Dir: dir})
+	if err != nil {
+		fail(err)
+	}
+	printWelcome(env)
+
+	<-ctx.Done()
+	fmt.Println("\ncredo dev: stopping ...")
+	if err := env.Stop(); err != nil {
+		fail(err)
+	}
+	fmt.Println("credo dev: stopped")
+}
+
+func printWelcome(env *devenv.Environment) {
+	kubectl := fmt.Sprintf("%s --kubeconfig %s", env.KubectlPath, env.Kubeconfig)
+	fmt.Printf(`
+credo is running on a local Kubernetes %s control plane.
+
+  kubeconfig: %s
+  logs:       %s/*.log
+
+Look around (or: export KUBECONFIG=%s and use your own kubectl):
+
+  alias k='%s'
+  k get crds
+  k get helmreleases -A
+  k get events -A
+
+Controllers:
+`, controlplane.KubernetesVersion, env.Kubeconfig, env.Dir, env.Kubeconfig, kubectl)
+	for _, c := range env.Controllers {
+		fmt.Printf("  %-22s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
+	}
+	fmt.Println("\nPress Ctrl-C to stop.")
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "credo dev: %v\n", err)
+	os.Exit(1)
+}

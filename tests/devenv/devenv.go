@@ -1,0 +1,154 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package devenv runs the whole of credo on the local control plane: the
+// control plane with credo's and Flux's CRDs, every credo controller binary
+// as a process against it, and config/samples applied. `make dev` and the
+// e2e suite (when given no cluster) run on it.
+package devenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/credo-dev/credo/tests/controlplane"
+)
+
+// Controllers are the controller binaries (built into bin/ by `make build`)
+// that the development environment runs.
+var Controllers = []string{"trust-controller"}
+
+// Options configures Start.
+type Options struct {
+	// Dir holds the kubeconfig and the logs; default a temporary directory.
+	Dir string
+	// BinDir holds the controller binaries; default <repo>/bin.
+	BinDir string
+	// Samples is the kustomization applied once the controllers are ready;
+	// default <repo>/config/samples. "-" applies nothing.
+	Samples string
+}
+
+// Controller is a running controller binary.
+type Controller struct {
+	Name        string
+	Process     *controlplane.Process
+	MetricsAddr string
+	HealthAddr  string
+}
+
+// Environment is the running system.
+type Environment struct {
+	*controlplane.Environment
+	Controllers []Controller
+	KubectlPath string
+}
+
+// Start brings the system up. On error everything started is stopped.
+func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
+	root := controlplane.RepoRoot()
+	if opts.BinDir == "" {
+		opts.BinDir = filepath.Join(root, "bin")
+	}
+	if opts.Samples == "" {
+		opts.Samples = filepath.Join(root, "config", "samples")
+	}
+	assets, err := controlplane.AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: opts.Dir})
+	if err != nil {
+		return nil, err
+	}
+	e := &Environment{Environment: cp, KubectlPath: filepath.Join(assets, "kubectl")}
+	defer func() {
+		if err != nil {
+			_ = e.Stop()
+		}
+	}()
+	for _, name := range Controllers {
+		c, err := e.startController(ctx, name, filepath.Join(opts.BinDir, name))
+		if err != nil {
+			return nil, err
+		}
+		e.Controllers = append(e.Controllers, c)
+	}
+	if opts.Samples != "-" {
+		if out, err := e.Kubectl(ctx, "apply", "--server-side", "-k", opts.Samples); err != nil {
+			return nil, fmt.Errorf("applying %s: %w\n%s", opts.Samples, err, out)
+		}
+	}
+	return e, nil
+}
+
+// Kubectl runs the control plane's kubectl with the admin kubeconfig.
+func (e *Environment) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
+	args = append([]string{"--kubeconfig", e.Kubeconfig}, args...)
+	return exec.CommandContext(ctx, e.KubectlPath, args...).CombinedOutput()
+}
+
+// startController runs one controller binary on free loopback ports and
+// waits until its readiness probe answers.
+func (e *Environment) startController(ctx context.Context, name, binary string) (Controller, error) {
+	c := Controller{Name: name}
+	var err error
+	if c.MetricsAddr, err = freeAddr(); err != nil {
+		return c, err
+	}
+	if c.HealthAddr, err = freeAddr(); err != nil {
+		return c, err
+	}
+	c.Process, err = e.StartProcess(name, binary, nil,
+		"--metrics-addr="+c.MetricsAddr, "--health-addr="+c.HealthAddr, "--log-level=debug")
+	if err != nil {
+		return c, err
+	}
+	url := "http://" + c.HealthAddr + "/readyz"
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Process.FailIfExited(); err != nil {
+			return false, err
+		}
+		resp, err := http.Get(url) //nolint:gosec // loopback probe of our own process
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return c, fmt.Errorf("waiting for %s to be ready (log: %s): %w", name, c.Process.LogPath(), err)
+	}
+	return c, nil
+}
+
+// freeAddr returns a loopback address with a port nobody listens on now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+}
