@@ -26,6 +26,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -111,7 +112,8 @@ func (r *TrustAnchorReconciler) createDiscovered(ctx context.Context, hr *helmv2
 		},
 		Spec: trustv1.TrustAnchorSpec{Release: hr.Name, Source: c.source},
 	}
-	if err := r.Create(ctx, ta, client.FieldOwner(TrustAnchorFieldOwner)); err != nil {
+	// AlreadyExists: another event created it first; its creation event follows.
+	if err := r.Create(ctx, ta, client.FieldOwner(TrustAnchorFieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating TrustAnchor for %s: %w", c, err)
 	}
 	return nil

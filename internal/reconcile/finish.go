@@ -89,6 +89,11 @@ func Finish(ctx context.Context, patcher *patch.SerialPatcher, obj Object, s Sum
 		Summarize:        append(append([]string{}, s.NegativePolarity...), meta.StalledCondition, meta.ReconcilingCondition),
 		NegativePolarity: append(append([]string{}, s.NegativePolarity...), meta.StalledCondition, meta.ReconcilingCondition),
 	})
+	// Ready is derived only from the negative-polarity conditions; with none
+	// of them left, a Ready from an earlier failure must not survive.
+	if !anyTrue(obj, append(append([]string{}, s.NegativePolarity...), meta.StalledCondition)) {
+		conditions.Delete(obj, meta.ReadyCondition)
+	}
 	recErr = finalizer.Finalize(obj, res, recErr)
 	opts := fluxreconcile.AddPatchOptions(obj, nil, owned, s.FieldOwner)
 	if err := patcher.Patch(ctx, obj, opts...); err != nil {
@@ -98,4 +103,13 @@ func Finish(ctx context.Context, patcher *patch.SerialPatcher, obj Object, s Sum
 		recErr = errors.Join(recErr, err)
 	}
 	return res, recErr
+}
+
+func anyTrue(obj conditions.Getter, types []string) bool {
+	for _, t := range types {
+		if conditions.IsTrue(obj, t) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/metrics"
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/credo-dev/credo/tests/controlplane"
+)
+
+const testDomain = "internal.cozystack.io"
+
+// env is the real control plane every test of this package runs on, with
+// the trust-controller's reconcilers running in-process against it.
+var (
+	env       *controlplane.Environment
+	k8sClient client.Client
+	testKeys  = NewLabelKeys(testDomain)
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	if os.Getenv("CREDO_TEST_LOG") != "" {
+		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+	} else {
+		ctrl.SetLogger(logr.Discard())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
+	var err error
+	env, err = controlplane.Start(startCtx, controlplane.Options{})
+	startCancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
+		return 1
+	}
+	defer env.Stop()
+	k8sClient = env.Client
+
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  env.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating manager: %v\n", err)
+		return 1
+	}
+	recorder, err := events.NewRecorder(ctrl.Log, "", "trust-controller", events.WithManager(mgr))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating recorder: %v\n", err)
+		return 1
+	}
+	r := &TrustAnchorReconciler{
+		Client:              mgr.GetClient(),
+		APIReader:           mgr.GetAPIReader(),
+		EventRecorder:       recorder,
+		Metrics:             fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()),
+		Keys:                testKeys,
+		ExpiryWarningWindow: 30 * 24 * time.Hour,
+	}
+	if err := r.SetupWithManager(ctx, mgr, TrustAnchorReconcilerOptions{MaxConcurrentReconciles: 4}); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up TrustAnchor controller: %v\n", err)
+		return 1
+	}
+	if err := (&TrustSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up TrustSource controller: %v\n", err)
+		return 1
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
+		}
+	}()
+	return m.Run()
+}
