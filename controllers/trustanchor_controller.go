@@ -69,7 +69,7 @@ var trustAnchorSummary = reconcile.Summary{
 type TrustAnchorReconciler struct {
 	client.Client
 	// APIReader reads Secrets uncached: no Secret data is ever cached.
-	APIReader client.Reader
+	APIReader     client.Reader
 	EventRecorder events.Recorder
 	fluxcontroller.Metrics
 

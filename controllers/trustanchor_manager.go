@@ -128,4 +128,3 @@ func (r *TrustAnchorReconciler) requestsForTrustSource(ctx context.Context, o cl
 func request(namespace, name string) reconcile.Request {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
 }
-
