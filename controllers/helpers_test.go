@@ -42,7 +42,7 @@ import (
 )
 
 // testCA returns a self-signed CA certificate and its private key, PEM encoded.
-func testCA(t *testing.T, cn string) (certPEM, keyPEM []byte) {
+func testCA(t testing.TB, cn string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -74,7 +74,13 @@ func newTestNamespace(t *testing.T) string {
 
 func newHelmRelease(t *testing.T, ns, name, chart string, labels map[string]string) *helmv2.HelmRelease {
 	t.Helper()
-	hr := &helmv2.HelmRelease{
+	hr := newHelmReleaseObject(ns, name, chart, labels)
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), hr)).To(Succeed())
+	return hr
+}
+
+func newHelmReleaseObject(ns, name, chart string, labels map[string]string) *helmv2.HelmRelease {
+	return &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: helmv2.HelmReleaseSpec{
 			Interval: metav1.Duration{Duration: time.Hour},
@@ -83,8 +89,6 @@ func newHelmRelease(t *testing.T, ns, name, chart string, labels map[string]stri
 			}},
 		},
 	}
-	NewWithT(t).Expect(k8sClient.Create(context.Background(), hr)).To(Succeed())
-	return hr
 }
 
 func newSecret(t *testing.T, ns, name string, labels, annotations map[string]string, data map[string][]byte) *corev1.Secret {

@@ -27,6 +27,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,6 +92,13 @@ func runSuite(m *testing.M) int {
 		Keys:                testKeys,
 		ExpiryWarningWindow: 30 * 24 * time.Hour,
 	}
+	// Benchmarks run a manager of their own on namespaces labelled benchNamespaceLabel.
+	notBench, err := labels.Parse("!" + benchNamespaceLabel)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "parsing selector: %v\n", err)
+		return 1
+	}
+	r.NamespaceSelector = notBench
 	if err := r.SetupWithManager(ctx, mgr, TrustAnchorReconcilerOptions{MaxConcurrentReconciles: 4}); err != nil {
 		fmt.Fprintf(os.Stderr, "setting up TrustAnchor controller: %v\n", err)
 		return 1

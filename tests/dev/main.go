@@ -70,6 +70,10 @@ Look around (or: export KUBECONFIG=%s and use your own kubectl):
   alias k='%s'
   k get crds
   k get helmreleases -A
+  k get trustsources
+  k get trustanchors -A
+  k get secrets -n tenant-demo -l internal.cozystack.io/tenant-ca=true
+  k describe trustanchor -n tenant-demo nats-bus
   k get events -A
 
 Controllers:
