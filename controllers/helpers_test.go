@@ -44,13 +44,19 @@ import (
 // testCA returns a self-signed CA certificate and its private key, PEM encoded.
 func testCA(t testing.TB, cn string) (certPEM, keyPEM []byte) {
 	t.Helper()
+	return testCAUntil(t, cn, time.Now().Add(365*24*time.Hour))
+}
+
+// testCAUntil is testCA with a chosen expiry.
+func testCAUntil(t testing.TB, cn string, notAfter time.Time) (certPEM, keyPEM []byte) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter,
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)

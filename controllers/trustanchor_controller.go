@@ -106,11 +106,12 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-		if hr == nil || len(cands) == 0 || !hr.DeletionTimestamp.IsZero() {
+		first, ok := firstActive(cands)
+		if hr == nil || !ok || !hr.DeletionTimestamp.IsZero() {
 			return ctrl.Result{}, nil
 		}
 		// Its creation event reconciles it.
-		return ctrl.Result{}, r.createDiscovered(ctx, hr, cands[0])
+		return ctrl.Result{}, r.createDiscovered(ctx, hr, first)
 	}
 	if !ta.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
@@ -232,7 +233,7 @@ func (r *TrustAnchorReconciler) writeFailed(ta *trustv1.TrustAnchor, err error) 
 			"Secret %s exists and was not created by credo; it is left untouched", ta.ProjectionName())
 		r.markFailure(ta, trustv1.ProjectionFailedCondition, err)
 	default:
-		conditions.MarkTrue(ta, trustv1.ProjectionFailedCondition, trustv1.WriteFailedReason, "%s", err.Error())
+		r.markFailure(ta, trustv1.ProjectionFailedCondition, &reconcile.Waiting{Reason: trustv1.WriteFailedReason, Err: err})
 	}
 	return err
 }

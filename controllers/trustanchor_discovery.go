@@ -57,6 +57,9 @@ type candidate struct {
 	leg         trustv1.Leg
 	trustSource string
 	source      trustv1.SecretKeySource
+	// suspended marks the claim of a suspended TrustSource: it keeps the
+	// anchors it made, but makes no new one.
+	suspended bool
 }
 
 // discoveredBy is the value of the DiscoveredByAnnotation for the candidate.
@@ -68,8 +71,11 @@ func (c candidate) discoveredBy() string {
 }
 
 func (c candidate) String() string {
-	if c.leg == trustv1.LegLabel {
+	switch c.leg {
+	case trustv1.LegLabel:
 		return fmt.Sprintf("Secret %s key %s (label)", c.source.Name, c.source.Key)
+	case trustv1.LegDeclared:
+		return fmt.Sprintf("Secret %s key %s (declared TrustAnchor)", c.source.Name, c.source.Key)
 	}
 	return fmt.Sprintf("Secret %s key %s (TrustSource %s)", c.source.Name, c.source.Key, c.trustSource)
 }
@@ -119,12 +125,22 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 		}
 		for _, ts := range rules {
 			out = append(out, candidate{
-				leg: trustv1.LegTrustSource, trustSource: ts.Name,
+				leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend,
 				source: trustv1.SecretKeySource{Name: ts.SecretNameFor(hr.Name), Key: ts.GetKey()},
 			})
 		}
 	}
 	return dedupe(out), nil
+}
+
+// firstActive returns the first claim that may create a TrustAnchor.
+func firstActive(cands []candidate) (candidate, bool) {
+	for _, c := range cands {
+		if !c.suspended {
+			return c, true
+		}
+	}
+	return candidate{}, false
 }
 
 func dedupe(in []candidate) []candidate {
@@ -139,8 +155,8 @@ func dedupe(in []candidate) []candidate {
 	return out
 }
 
-// matchingTrustSources returns the unsuspended TrustSources that select hr,
-// sorted by name.
+// matchingTrustSources returns the TrustSources that select hr, sorted by
+// name. Suspended ones are included: their claims stand.
 func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *helmv2.HelmRelease) ([]trustv1.TrustSource, error) {
 	var list trustv1.TrustSourceList
 	if err := r.Client.List(ctx, &list); err != nil {
@@ -149,9 +165,6 @@ func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *he
 	var nsLabels labels.Set
 	var out []trustv1.TrustSource
 	for _, ts := range list.Items {
-		if ts.Spec.Suspend {
-			continue
-		}
 		if ts.Spec.NamespaceSelector != nil && nsLabels == nil {
 			var err error
 			if nsLabels, err = r.namespaceLabels(ctx, hr.Namespace); err != nil {

@@ -88,7 +88,12 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 	if !w.owns(&current) {
 		return nil, ErrCollision
 	}
-	changed := !bytes.Equal(current.Data[trustv1.ProjectionKey], bundle.PEM) || len(current.Data) != 1
+	changed := !bytes.Equal(current.Data[trustv1.ProjectionKey], bundle.PEM)
+	if len(current.Data) != 1 {
+		// Someone added a key. Apply cannot remove a field another manager
+		// owns; replace the data with an update, under the same precondition.
+		return w.replace(ctx, &current, release, bundle, changed)
+	}
 	if !changed && w.metadataCurrent(&current, release) {
 		return &Result{Bundle: bundle, Changed: false}, nil
 	}
@@ -97,6 +102,23 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 	apply := w.applyConfig(namespace, name, release, bundle).WithResourceVersion(current.ResourceVersion)
 	if err := w.Client.Apply(ctx, apply, client.FieldOwner(w.FieldOwner), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying Secret %s: %w", name, err)
+	}
+	return &Result{Bundle: bundle, Changed: changed}, nil
+}
+
+// replace overwrites a projection of ours whose data holds more than
+// ca.crt, with the resourceVersion read as the precondition.
+func (w *Writer) replace(ctx context.Context, current *corev1.Secret, release *helmv2.HelmRelease, bundle *pem.Bundle, changed bool) (*Result, error) {
+	desired := w.desired(current.Namespace, current.Name, release, bundle)
+	next := current.DeepCopy()
+	next.Data, next.StringData, next.Type = desired.Data, nil, desired.Type
+	next.OwnerReferences = desired.OwnerReferences
+	if next.Labels == nil {
+		next.Labels = map[string]string{}
+	}
+	next.Labels[w.TenantCALabel] = "true"
+	if err := w.Client.Update(ctx, next, client.FieldOwner(w.FieldOwner)); err != nil {
+		return nil, fmt.Errorf("replacing Secret %s: %w", current.Name, err)
 	}
 	return &Result{Bundle: bundle, Changed: changed}, nil
 }

@@ -35,6 +35,9 @@ type Process struct {
 	done chan error
 }
 
+// PID is the process id.
+func (c *Process) PID() int { return c.cmd.Process.Pid }
+
 // LogPath is the file the process writes its output to.
 func (c *Process) LogPath() string { return c.log.Name() }
 

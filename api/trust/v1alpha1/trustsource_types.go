@@ -69,7 +69,8 @@ type TrustSourceSpec struct {
 	// +optional
 	Key string `json:"key,omitempty"`
 
-	// Suspend stops the rule from creating or updating TrustAnchors.
+	// Suspend stops the rule from creating new TrustAnchors. The anchors it
+	// created keep their source and stay projected.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }

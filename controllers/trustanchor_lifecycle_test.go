@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+)
+
+func TestSuspendedAnchorLeavesTheProjectionAsItIs(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	newHelmRelease(t, ns, "db", "postgres", nil)
+	cert1, _ := testCA(t, "db-ca-1")
+	src := newSecret(t, ns, "db-ca", publishLabels("db"), nil, map[string][]byte{"ca.crt": cert1})
+	projectionOf(g, ns, "db")
+	ta := anchorWith(g, ns, "db", ready)
+
+	ta.Spec.Suspend = true
+	g.Expect(k8sClient.Update(ctx, ta)).To(Succeed())
+	anchorWith(g, ns, "db", func(ta *trustv1.TrustAnchor) bool { return ta.Spec.Suspend })
+	time.Sleep(time.Second) // let the suspend reach the controller's cache
+	cert2, _ := testCA(t, "db-ca-2")
+	src.Data["ca.crt"] = cert2
+	g.Expect(k8sClient.Update(ctx, src)).To(Succeed())
+	g.Consistently(func() []byte { return projectionOf(g, ns, "db").Data["ca.crt"] }, 3*time.Second, 200*time.Millisecond).
+		Should(Equal(cert1))
+
+	ta = anchorWith(g, ns, "db", func(*trustv1.TrustAnchor) bool { return true })
+	ta.Spec.Suspend = false
+	g.Expect(k8sClient.Update(ctx, ta)).To(Succeed())
+	g.Eventually(func() []byte { return projectionOf(g, ns, "db").Data["ca.crt"] }, 10*time.Second, 100*time.Millisecond).
+		Should(Equal(cert2))
+}
+
+func TestRequestedAtIsHandledAndRecorded(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	newHelmRelease(t, ns, "mq", "rabbitmq", nil)
+	cert, _ := testCA(t, "mq-ca")
+	newSecret(t, ns, "mq-ca", publishLabels("mq"), nil, map[string][]byte{"ca.crt": cert})
+	ta := anchorWith(g, ns, "mq", ready)
+
+	token := strconv.FormatInt(time.Now().UnixNano(), 10)
+	patch := client.MergeFrom(ta.DeepCopy())
+	metav1.SetMetaDataAnnotation(&ta.ObjectMeta, meta.ReconcileRequestAnnotation, token)
+	g.Expect(k8sClient.Patch(ctx, ta, patch)).To(Succeed())
+	anchorWith(g, ns, "mq", func(ta *trustv1.TrustAnchor) bool { return ta.Status.LastHandledReconcileAt == token })
+}
+
+func TestKeyAddedToTheProjectionByAnotherWriterIsRemoved(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	newHelmRelease(t, ns, "kv", "etcd", nil)
+	cert, _ := testCA(t, "kv-ca")
+	newSecret(t, ns, "kv-ca", publishLabels("kv"), nil, map[string][]byte{"ca.crt": cert})
+	p := projectionOf(g, ns, "kv")
+	anchorWith(g, ns, "kv", ready)
+
+	p.Data["tls.key"] = []byte("smuggled")
+	g.Expect(k8sClient.Update(ctx, p, client.FieldOwner("someone-else"))).To(Succeed())
+	// Any event of the projection reconciles the release.
+	g.Eventually(func() map[string][]byte { return projectionOf(g, ns, "kv").Data }, 10*time.Second, 100*time.Millisecond).
+		Should(Equal(map[string][]byte{"ca.crt": cert}))
+}
+
+func TestCertificateExpiringSoonIsProjectedAndReported(t *testing.T) {
+	g := NewWithT(t)
+	ns := newTestNamespace(t)
+	newHelmRelease(t, ns, "old", "mysql", nil)
+	cert, _ := testCAUntil(t, "old-ca", time.Now().Add(48*time.Hour))
+	newSecret(t, ns, "old-ca", publishLabels("old"), nil, map[string][]byte{"ca.crt": cert})
+
+	g.Expect(projectionOf(g, ns, "old").Data["ca.crt"]).To(Equal(cert), "clients still need the anchor")
+	ta := anchorWith(g, ns, "old", hasReason(trustv1.CertificateWarningCondition, trustv1.ExpiringSoonReason))
+	g.Eventually(func() bool { return ready(anchorWith(g, ns, "old", ready)) }).Should(BeTrue(), "expiring soon is still Ready")
+	g.Expect(conditions.GetMessage(ta, trustv1.CertificateWarningCondition)).To(ContainSubstring("CN=old-ca"))
+	g.Expect(warningEvents(g, ns, "old")).To(ContainElement(trustv1.ExpiringSoonReason))
+}
+
+func TestSuspendedTrustSourceKeepsItsAnchorsButMakesNoNewOnes(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	ts := &trustv1.TrustSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "rule-" + ns},
+		Spec:       trustv1.TrustSourceSpec{ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"engine": ns}}, SecretName: "{release}-ca"},
+	}
+	g.Expect(k8sClient.Create(ctx, ts)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), ts) })
+	cert, _ := testCA(t, "one-ca")
+	newSecret(t, ns, "one-ca", nil, nil, map[string][]byte{"ca.crt": cert})
+	newSecret(t, ns, "two-ca", nil, nil, map[string][]byte{"ca.crt": cert})
+	newHelmRelease(t, ns, "one", "x", map[string]string{"engine": ns})
+	anchorWith(g, ns, "one", ready)
+
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ts), ts)).To(Succeed())
+	ts.Spec.Suspend = true
+	g.Expect(k8sClient.Update(ctx, ts)).To(Succeed())
+	time.Sleep(time.Second)
+	newHelmRelease(t, ns, "two", "x", map[string]string{"engine": ns})
+	g.Consistently(func() error {
+		return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "two"}, &trustv1.TrustAnchor{})
+	}, 3*time.Second, 200*time.Millisecond).ShouldNot(Succeed())
+	ta := anchorWith(g, ns, "one", func(*trustv1.TrustAnchor) bool { return true })
+	g.Expect(conditions.IsReady(ta)).To(BeTrue(), "the suspended rule's anchor is not withdrawn")
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "one.tenant-ca"}, &corev1.Secret{})).To(Succeed())
+}
+
+func TestTrustSourceWithABadSelectorIsStalled(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ts := &trustv1.TrustSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "bad-selector"},
+		Spec: trustv1.TrustSourceSpec{Chart: "nothing-matches", SecretName: "{release}-ca",
+			ReleaseSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}},
+	}
+	g.Expect(k8sClient.Create(ctx, ts)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), ts) })
+	g.Eventually(func() string {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(ts), ts)
+		return conditions.GetReason(ts, meta.StalledCondition)
+	}, 10*time.Second, 100*time.Millisecond).Should(Equal(trustv1.InvalidSelectorReason))
+	g.Expect(conditions.IsReady(ts)).To(BeFalse())
+}
