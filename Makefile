@@ -65,7 +65,7 @@ vet: ## go vet.
 	cd api && go vet ./...
 
 .PHONY: bench
-bench: control-plane ## Run the Go benchmarks (BENCH=<regexp>).
+bench: control-plane build ## Run the Go benchmarks (BENCH=<regexp>).
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -count 6 ./...
 
 .PHONY: verify

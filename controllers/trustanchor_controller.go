@@ -42,9 +42,9 @@ import (
 	"github.com/credo-dev/credo/internal/reconcile"
 )
 
-// +kubebuilder:rbac:groups=trust.credo.dev,resources=trustanchors,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups=trust.credo.dev,resources=trustanchors/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=trust.credo.dev,resources=trustanchors,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=trust.credo.dev,resources=trustanchors/status,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // TrustAnchorFieldOwner is the field manager of everything the trust-controller writes.

@@ -39,7 +39,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=trust.credo.dev,resources=trustsources,verbs=get;list;watch
-// +kubebuilder:rbac:groups=trust.credo.dev,resources=trustsources/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=trust.credo.dev,resources=trustsources/status,verbs=get;patch
 
 // TrustSourceReconciler reports how many releases each TrustSource matches
 // and whether its selectors are valid. The TrustAnchorReconciler applies the

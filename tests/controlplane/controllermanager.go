@@ -33,7 +33,7 @@ import (
 // collector and the namespace controller as a system:masters user, and waits
 // until its garbage collector has synced and deletes dependents.
 func (e *Environment) startControllerManager(ctx context.Context, binary string) error {
-	kubeconfig, err := e.writeKubeconfig("kube-controller-manager", "kube-controller-manager.kubeconfig")
+	kubeconfig, err := e.WriteKubeconfig("kube-controller-manager", []string{"system:masters"}, "kube-controller-manager.kubeconfig")
 	if err != nil {
 		return err
 	}

@@ -131,7 +131,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if e.Client, err = client.New(e.Config, client.Options{Scheme: e.Scheme}); err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	if e.Kubeconfig, err = e.writeKubeconfig("admin", "kubeconfig"); err != nil {
+	if e.Kubeconfig, err = e.WriteKubeconfig("admin", []string{"system:masters"}, "kubeconfig"); err != nil {
 		return nil, err
 	}
 	if opts.NoControllerManager {
@@ -143,9 +143,11 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	return e, nil
 }
 
-// writeKubeconfig adds a system:masters user and writes its kubeconfig into Dir.
-func (e *Environment) writeKubeconfig(user, name string) (string, error) {
-	u, err := e.env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+// WriteKubeconfig adds a user with a client certificate for the given
+// groups and writes its kubeconfig into Dir under name. Without
+// system:masters the user can do only what RBAC grants it.
+func (e *Environment) WriteKubeconfig(user string, groups []string, name string) (string, error) {
+	u, err := e.env.AddUser(envtest.User{Name: user, Groups: groups}, nil)
 	if err != nil {
 		return "", fmt.Errorf("adding user %s: %w", user, err)
 	}

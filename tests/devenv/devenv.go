@@ -30,6 +30,8 @@ import (
 	"strconv"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/credo-dev/credo/tests/controlplane"
@@ -63,6 +65,28 @@ type Environment struct {
 	*controlplane.Environment
 	Controllers []Controller
 	KubectlPath string
+
+	controllerKubeconfig string
+}
+
+// controllerUser is the identity the controllers run as.
+const controllerUser = "credo-controller"
+
+// grantControllerRBAC applies the generated ClusterRole, binds it to the
+// controller user, and returns that user's kubeconfig.
+func (e *Environment) grantControllerRBAC(ctx context.Context, role string) (string, error) {
+	if out, err := e.Kubectl(ctx, "apply", "--server-side", "-f", role); err != nil {
+		return "", fmt.Errorf("applying %s: %w\n%s", role, err, out)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "credo-manager-dev"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "credo-manager"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
+	}
+	if err := e.Client.Create(ctx, binding); err != nil {
+		return "", fmt.Errorf("binding the controller role: %w", err)
+	}
+	return e.WriteKubeconfig(controllerUser, nil, "controller.kubeconfig")
 }
 
 // Start brings the system up. On error everything started is stopped.
@@ -88,6 +112,12 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 			_ = e.Stop()
 		}
 	}()
+	// The controllers run as a plain user bound to the ClusterRole that
+	// config/rbac ships, so the RBAC they are installed with is the RBAC
+	// they are tested with.
+	if e.controllerKubeconfig, err = e.grantControllerRBAC(ctx, filepath.Join(root, "config", "rbac", "role.yaml")); err != nil {
+		return nil, err
+	}
 	for _, name := range Controllers {
 		c, err := e.startController(ctx, name, filepath.Join(opts.BinDir, name))
 		if err != nil {
@@ -120,7 +150,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 	if c.HealthAddr, err = freeAddr(); err != nil {
 		return c, err
 	}
-	c.Process, err = e.StartProcess(name, binary, nil,
+	c.Process, err = e.StartProcess(name, binary, []string{"KUBECONFIG=" + e.controllerKubeconfig},
 		"--metrics-addr="+c.MetricsAddr, "--health-addr="+c.HealthAddr, "--log-level=debug")
 	if err != nil {
 		return c, err
