@@ -13,6 +13,8 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/onsi/gomega v1.43.0
 	github.com/spf13/pflag v1.0.10
+	github.com/xdg-go/stringprep v1.0.4
+	golang.org/x/text v0.41.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -87,7 +89,6 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
-	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.5.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

@@ -27,6 +27,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -45,6 +47,9 @@ var (
 	env       *controlplane.Environment
 	k8sClient client.Client
 	testKeys  = NewLabelKeys(testDomain)
+
+	testAccountKeys       = NewAccountKeys("credentials.cozystack.io")
+	testPlatformNamespace = "credo-system"
 )
 
 func TestMain(m *testing.M) {
@@ -105,6 +110,22 @@ func runSuite(m *testing.M) int {
 	}
 	if err := (&TrustSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		fmt.Fprintf(os.Stderr, "setting up TrustSource controller: %v\n", err)
+		return 1
+	}
+	if err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testPlatformNamespace}}); err != nil {
+		fmt.Fprintf(os.Stderr, "creating platform namespace: %v\n", err)
+		return 1
+	}
+	ar := &CredentialAccountReconciler{
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		EventRecorder:     recorder,
+		Metrics:           fluxcontroller.NewMetrics(mgr, metrics.NewRecorder(), CredentialFinalizer),
+		AccountKeys:       testAccountKeys,
+		PlatformNamespace: testPlatformNamespace,
+	}
+	if err := ar.SetupWithManager(ctx, mgr); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up CredentialAccount controller: %v\n", err)
 		return 1
 	}
 	go func() {

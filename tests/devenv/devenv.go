@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -39,7 +40,7 @@ import (
 
 // Controllers are the controller binaries (built into bin/ by `make build`)
 // that the development environment runs.
-var Controllers = []string{"trust-controller"}
+var Controllers = []string{"trust-controller", "credential-controller"}
 
 // Options configures Start.
 type Options struct {
@@ -69,14 +70,30 @@ type Environment struct {
 	controllerKubeconfig string
 }
 
+// PlatformNamespace is where credo keeps platform accounts' passwords.
+const PlatformNamespace = "credo-system"
+
 // controllerUser is the identity the controllers run as.
 const controllerUser = "credo-controller"
 
 // grantControllerRBAC applies the generated ClusterRole, binds it to the
 // controller user, and returns that user's kubeconfig.
 func (e *Environment) grantControllerRBAC(ctx context.Context, role string) (string, error) {
+	// The platform namespace holds the kept passwords of platform accounts;
+	// the namespaced part of the role lives there.
+	if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: PlatformNamespace}}); err != nil {
+		return "", fmt.Errorf("creating namespace %s: %w", PlatformNamespace, err)
+	}
 	if out, err := e.Kubectl(ctx, "apply", "--server-side", "-f", role); err != nil {
 		return "", fmt.Errorf("applying %s: %w\n%s", role, err, out)
+	}
+	platformBinding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "credo-manager-dev", Namespace: PlatformNamespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "credo-manager"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
+	}
+	if err := e.Client.Create(ctx, platformBinding); err != nil {
+		return "", fmt.Errorf("binding the platform role: %w", err)
 	}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "credo-manager-dev"},

@@ -1,0 +1,82 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types of a CredentialAccount, besides Ready, Reconciling and
+// Stalled. Each is of negative polarity: True only while something is wrong.
+const (
+	// FormatRefusedCondition is True when the account's format cannot be
+	// used: an unknown built-in name, or a kind not built yet.
+	FormatRefusedCondition string = "FormatRefused"
+
+	// SecretFailedCondition is True when the account Secret cannot be
+	// written: a foreign Secret at its name, a name shared with another
+	// account, or a refused write.
+	SecretFailedCondition string = "SecretFailed"
+
+	// DeliveryFailedCondition is True when the verifier cannot be delivered
+	// to the release through its valuesFrom: the HelmRelease is missing,
+	// suspended, or owned by a GitOps applier that would revert the edit.
+	DeliveryFailedCondition string = "DeliveryFailed"
+)
+
+// Reasons of the CredentialAccount conditions.
+const (
+	// UnknownFormatReason (FormatRefused): no built-in format has the name.
+	UnknownFormatReason string = "UnknownFormat"
+
+	// UnsupportedFormatKindReason (FormatRefused): the format kind (Webhook)
+	// is part of the API but not built yet.
+	UnsupportedFormatKindReason string = "UnsupportedFormatKind"
+
+	// NameCollisionReason (SecretFailed): a Secret credo did not create holds
+	// the account Secret's name. It is never written.
+	NameCollisionReason string = "NameCollision"
+
+	// AccountCollisionReason (SecretFailed): two accounts of the release map
+	// to the same Secret name. Neither is written until one is renamed.
+	AccountCollisionReason string = "AccountCollision"
+
+	// HelmReleaseNotFoundReason (SecretFailed): the release does not exist;
+	// the Secret would have no owner. Waits on the watch.
+	HelmReleaseNotFoundReason string = "HelmReleaseNotFound"
+
+	// WriteFailedReason (SecretFailed): the API server refused the write.
+	WriteFailedReason string = "WriteFailed"
+
+	// ReleaseSuspendedReason (DeliveryFailed): the HelmRelease is suspended;
+	// the new verifier reaches the engine when it is resumed.
+	ReleaseSuspendedReason string = "ReleaseSuspended"
+
+	// ManagedByGitOpsReason (DeliveryFailed): the HelmRelease is applied from
+	// Git and an edit would be reverted; the message gives the valuesFrom
+	// entry the HelmRelease in Git must carry.
+	ManagedByGitOpsReason string = "ManagedByGitOps"
+)
+
+// Reasons of events.
+const (
+	// SecretCreatedReason (Normal): the account Secret was created, NotIssued.
+	SecretCreatedReason string = "SecretCreated"
+
+	// RotatedReason (Normal): a platform account's password was rotated.
+	RotatedReason string = "Rotated"
+
+	// ValuesFromUpdatedReason (Normal): the HelmRelease's valuesFrom gained
+	// or lost the account's entry.
+	ValuesFromUpdatedReason string = "ValuesFromUpdated"
+)

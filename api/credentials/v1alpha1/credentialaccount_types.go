@@ -1,0 +1,318 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// CredentialAccountKind is the kind of a CredentialAccount.
+	CredentialAccountKind = "CredentialAccount"
+
+	// AccountSecretSuffix ends every account Secret's name:
+	// <release>.<dns(username)>.account.
+	AccountSecretSuffix = ".account"
+
+	// UsernameKey and PasswordKey are the keys of an account Secret.
+	UsernameKey = "username"
+	PasswordKey = "password"
+
+	defaultAccountInterval = time.Hour
+)
+
+// FormatKind says where a format's verifier is computed.
+// +kubebuilder:validation:Enum=BuiltIn;Webhook
+type FormatKind string
+
+const (
+	// FormatBuiltIn: computed by credo (scram-sha-256, mysql-native, sha256-hex, plaintext).
+	FormatBuiltIn FormatKind = "BuiltIn"
+	// FormatWebhook: computed by an external webhook. Not built yet: refused.
+	FormatWebhook FormatKind = "Webhook"
+)
+
+// AccountOwner says who holds the password of an account.
+// +kubebuilder:validation:Enum=tenant;platform
+type AccountOwner string
+
+const (
+	// OwnerTenant: the tenant mints the password through the access API.
+	OwnerTenant AccountOwner = "tenant"
+	// OwnerPlatform: credo generates and keeps the password; tenants can never mint it.
+	OwnerPlatform AccountOwner = "platform"
+)
+
+// Origin is the provenance of an account Secret's password, in its origin annotation.
+type Origin string
+
+const (
+	// OriginNotIssued: the verifier of a random value nobody keeps; nobody can log in.
+	OriginNotIssued Origin = "NotIssued"
+	// OriginMigrated: a verifier carried over from an earlier system.
+	OriginMigrated Origin = "Migrated"
+	// OriginMinted: the verifier of a password returned once by a mint.
+	OriginMinted Origin = "Minted"
+	// OriginRevoked: replaced by the verifier of a value nobody keeps.
+	OriginRevoked Origin = "Revoked"
+	// OriginGenerated: a platform account's password, generated and kept by credo.
+	OriginGenerated Origin = "Generated"
+)
+
+// Format names how the password is stored.
+type Format struct {
+	// Name of the format: for BuiltIn one of scram-sha-256, mysql-native,
+	// sha256-hex, plaintext.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Name string `json:"name"`
+
+	// Kind says where the verifier is computed. Defaults to BuiltIn.
+	// +kubebuilder:default=BuiltIn
+	// +optional
+	Kind FormatKind `json:"kind,omitempty"`
+
+	// Webhook computes the verifier for Kind Webhook. Part of the API, not
+	// built yet: an account using it is refused with a condition.
+	// +optional
+	Webhook *WebhookFormat `json:"webhook,omitempty"`
+}
+
+// WebhookFormat is an external verifier service.
+type WebhookFormat struct {
+	// URL of the webhook, https only.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https://`
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// CABundle verifies the webhook's serving certificate (PEM).
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	CABundle []byte `json:"caBundle,omitempty"`
+
+	// TimeoutSeconds bounds a call. Defaults to 10.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=30
+	// +optional
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+}
+
+// ValuesFromTarget delivers the account Secret's password into the release's
+// values through HelmRelease spec.valuesFrom, for engines whose operator
+// watches no Secret (ClickHouse).
+type ValuesFromTarget struct {
+	// TargetPath is the values path the verifier is written to, e.g.
+	// users.app.password_sha256_hex.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=250
+	// +required
+	TargetPath string `json:"targetPath"`
+}
+
+// CredentialAccountSpec declares one account of one release.
+// +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="release is immutable"
+// +kubebuilder:validation:XValidation:rule="self.username == oldSelf.username",message="username is immutable"
+type CredentialAccountSpec struct {
+	// Release is the HelmRelease, in the account's namespace, the account
+	// belongs to. The account Secret is owned by it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Release string `json:"release"`
+
+	// Username is the account's name as the engine knows it, stored as is.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	Username string `json:"username"`
+
+	// Format says how the password is stored.
+	// +required
+	Format Format `json:"format"`
+
+	// Owner says who holds the password. Defaults to tenant.
+	// +kubebuilder:default=tenant
+	// +optional
+	Owner AccountOwner `json:"owner,omitempty"`
+
+	// SecretLabels are extra labels the engine's operator needs on the
+	// account Secret, e.g. cnpg.io/reload or k8s.mariadb.com/watch.
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	SecretLabels map[string]string `json:"secretLabels,omitempty"`
+
+	// ValuesFrom delivers the password to the release through its
+	// spec.valuesFrom, for engines whose operator watches no Secret.
+	// +optional
+	ValuesFrom *ValuesFromTarget `json:"valuesFrom,omitempty"`
+
+	// Rotate, for a platform account, requests a new password whenever its
+	// value changes (like reconcile.fluxcd.io/requestedAt, but in Git).
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Rotate string `json:"rotate,omitempty"`
+
+	// Interval at which the account is re-checked without a change.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:default="1h"
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Suspend stops the account from being reconciled.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// Operation is one entry of an account's history. It never holds a password.
+type Operation struct {
+	// Operation is what happened: the origin it left (NotIssued, Minted,
+	// Revoked, Generated, Migrated).
+	// +kubebuilder:validation:MaxLength=32
+	// +required
+	Operation Origin `json:"operation"`
+
+	// At is when.
+	// +required
+	At metav1.Time `json:"at"`
+
+	// By is who, as the API server authenticated them, or the controller.
+	// +kubebuilder:validation:MaxLength=512
+	// +required
+	By string `json:"by"`
+}
+
+// CredentialAccountStatus reports the account. It never holds a password or verifier.
+type CredentialAccountStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions are Ready, Reconciling, Stalled and the negative-polarity
+	// conditions of condition_types.go.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// SecretName is the account Secret.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// Origin of the current password.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Origin Origin `json:"origin,omitempty"`
+
+	// LastChange is when the password last changed.
+	// +optional
+	LastChange *metav1.Time `json:"lastChange,omitempty"`
+
+	// History holds the last operations, newest last.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	History []Operation `json:"history,omitempty"`
+
+	// LastHandledRotate is the spec.rotate value last acted on.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	LastHandledRotate string `json:"lastHandledRotate,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=cacct,categories=credo;credentials
+// +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.release`
+// +kubebuilder:printcolumn:name="Username",type=string,JSONPath=`.spec.username`
+// +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.format.name`
+// +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.spec.owner`
+// +kubebuilder:printcolumn:name="Origin",type=string,JSONPath=`.status.origin`
+// +kubebuilder:printcolumn:name="Last Change",type=date,JSONPath=`.status.lastChange`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// CredentialAccount declares one database or service account of one
+// release. credo keeps its Secret holding only what the engine needs.
+type CredentialAccount struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec CredentialAccountSpec `json:"spec"`
+
+	// +kubebuilder:default={"observedGeneration":-1}
+	// +optional
+	Status CredentialAccountStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *CredentialAccount) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *CredentialAccount) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetInterval returns the re-check interval, one hour by default.
+func (in *CredentialAccount) GetInterval() time.Duration {
+	if in.Spec.Interval == nil || in.Spec.Interval.Duration <= 0 {
+		return defaultAccountInterval
+	}
+	return in.Spec.Interval.Duration
+}
+
+// GetRequeueAfter returns the interval, for the Flux runtime.
+func (in *CredentialAccount) GetRequeueAfter() time.Duration { return in.GetInterval() }
+
+// GetOwner returns the owner, tenant by default.
+func (in *CredentialAccount) GetOwner() AccountOwner {
+	if in.Spec.Owner == "" {
+		return OwnerTenant
+	}
+	return in.Spec.Owner
+}
+
+// GetFormatKind returns the format kind, BuiltIn by default.
+func (in *CredentialAccount) GetFormatKind() FormatKind {
+	if in.Spec.Format.Kind == "" {
+		return FormatBuiltIn
+	}
+	return in.Spec.Format.Kind
+}
+
+// +kubebuilder:object:root=true
+
+// CredentialAccountList is a list of CredentialAccounts.
+type CredentialAccountList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CredentialAccount `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&CredentialAccount{}, &CredentialAccountList{})
+}

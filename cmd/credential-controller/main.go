@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command credential-controller keeps the Secrets of CredentialAccounts:
+// verifier-only, NotIssued until a mint, owned by the release.
+package main
+
+import (
+	"os"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/metrics"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/internal/manager"
+)
+
+const controllerName = "credential-controller"
+
+func main() {
+	var (
+		opts              manager.Options
+		annotationDomain  string
+		platformNamespace string
+	)
+	opts.BindFlags(pflag.CommandLine)
+	pflag.StringVar(&annotationDomain, "annotation-domain", "credentials.cozystack.io",
+		"The domain of the account Secret annotations <domain>/origin and <domain>/history.")
+	pflag.StringVar(&platformNamespace, "platform-namespace", "credo-system",
+		"The namespace, readable by no tenant, where the passwords of platform accounts are kept.")
+	pflag.Parse()
+
+	setup, err := manager.New(controllerName, newScheme(), opts, func(o *ctrl.Options) {
+		// Secrets are cached as metadata only; the reconciler reads typed
+		// Secrets through the API reader, so no password sits in the cache.
+		o.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	})
+	if err != nil {
+		fail(err, "unable to set up manager")
+	}
+	mgr := setup.Manager
+	recorder := metrics.NewRecorder()
+	crmetrics.Registry.MustRegister(recorder.Collectors()...)
+	ctx := ctrl.SetupSignalHandler()
+	r := &controllers.CredentialAccountReconciler{
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		EventRecorder:     setup.Recorder,
+		Metrics:           fluxcontroller.NewMetrics(mgr, recorder, controllers.CredentialFinalizer),
+		AccountKeys:       controllers.NewAccountKeys(annotationDomain),
+		PlatformNamespace: platformNamespace,
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		fail(err, "unable to set up the CredentialAccount controller")
+	}
+	ctrl.Log.Info("starting manager")
+	if err := mgr.Start(ctx); err != nil {
+		fail(err, "manager stopped with an error")
+	}
+}
+
+func fail(err error, msg string) {
+	ctrl.Log.WithName(controllerName).Error(err, msg)
+	os.Exit(1)
+}
+
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(helmv2.AddToScheme(scheme))
+	utilruntime.Must(credv1.AddToScheme(scheme))
+	return scheme
+}

@@ -1,0 +1,225 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/reconcile"
+	"github.com/credo-dev/credo/internal/verifier"
+)
+
+// +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts/status,verbs=get;patch
+// +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=patch
+// +kubebuilder:rbac:groups="",namespace=credo-system,resources=secrets,verbs=delete
+
+// CredentialFinalizer removes what an account put outside its Secret: its
+// valuesFrom entry and a platform account's kept password.
+const CredentialFinalizer = "credentials.credo.dev/finalizer"
+
+// eventActionAccount is the action of every credential-controller event.
+const eventActionAccount = "Account"
+
+var credentialAccountSummary = reconcile.Summary{
+	FieldOwner:   CredentialFieldOwner,
+	ReadyMessage: "account Secret is in place",
+	NegativePolarity: []string{
+		credv1.FormatRefusedCondition,
+		credv1.SecretFailedCondition,
+		credv1.DeliveryFailedCondition,
+	},
+}
+
+// CredentialAccountReconciler keeps each account's Secret: created
+// NotIssued (or Generated for a platform account), owned by the HelmRelease,
+// never a foreign Secret, and delivered through valuesFrom where asked.
+type CredentialAccountReconciler struct {
+	client.Client
+	// APIReader reads Secrets uncached: no Secret data is cached.
+	APIReader     client.Reader
+	EventRecorder events.Recorder
+	fluxcontroller.Metrics
+
+	AccountKeys AccountKeys
+	// PlatformNamespace keeps the passwords of platform accounts.
+	PlatformNamespace string
+	// Now returns the time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconcile reconciles one CredentialAccount.
+func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := time.Now()
+	acct := &credv1.CredentialAccount{}
+	if err := r.Get(ctx, req.NamespacedName, acct); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !acct.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, acct)
+	}
+	r.RecordSuspend(ctx, acct, acct.Spec.Suspend)
+	if acct.Spec.Suspend {
+		return ctrl.Result{}, nil
+	}
+	if needsFinalizer(acct) && !controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
+		before := acct.DeepCopy()
+		controllerutil.AddFinalizer(acct, CredentialFinalizer)
+		if err := r.Patch(ctx, acct, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	patcher := patch.NewSerialPatcher(acct, r.Client)
+	defer func() {
+		result, retErr = reconcile.Finish(ctx, patcher, acct, credentialAccountSummary, result, retErr)
+		r.RecordDuration(ctx, acct, start)
+	}()
+	if acct.Generation != acct.Status.ObservedGeneration {
+		conditions.MarkReconciling(acct, meta.ProgressingReason, "reconciling generation %d", acct.Generation)
+	}
+	return reconcile.Result(acct, r.reconcileAccount(ctx, acct))
+}
+
+func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) error {
+	f, err := r.format(acct)
+	if err != nil {
+		return r.fail(acct, credv1.FormatRefusedCondition, err)
+	}
+	conditions.Delete(acct, credv1.FormatRefusedCondition)
+
+	hr := &helmv2.HelmRelease{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, hr); err != nil {
+		if apierrors.IsNotFound(err) {
+			err = reconcile.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s not found", acct.Spec.Release)
+		}
+		return r.fail(acct, credv1.SecretFailedCondition, err)
+	}
+	if err := r.checkAccountCollision(ctx, acct); err != nil {
+		return r.fail(acct, credv1.SecretFailedCondition, err)
+	}
+	secret, err := r.ensureSecret(ctx, acct, hr, f)
+	if err != nil {
+		return r.fail(acct, credv1.SecretFailedCondition, err)
+	}
+	conditions.Delete(acct, credv1.SecretFailedCondition)
+	r.recordSecret(acct, secret)
+
+	if acct.Spec.ValuesFrom != nil {
+		if err := r.deliverValues(ctx, acct, hr); err != nil {
+			return r.fail(acct, credv1.DeliveryFailedCondition, err)
+		}
+	}
+	conditions.Delete(acct, credv1.DeliveryFailedCondition)
+	return nil
+}
+
+// format resolves the account's format, refusing what is not built.
+func (r *CredentialAccountReconciler) format(acct *credv1.CredentialAccount) (verifier.Format, error) {
+	if acct.GetFormatKind() != credv1.FormatBuiltIn {
+		return nil, reconcile.NewStalling(credv1.UnsupportedFormatKindReason,
+			"format kind %s is not supported yet; use kind BuiltIn with one of %v", acct.GetFormatKind(), verifier.Names())
+	}
+	f, err := verifier.Lookup(acct.Spec.Format.Name)
+	if err != nil {
+		return nil, reconcile.NewStalling(credv1.UnknownFormatReason, "%s; built-in formats: %v", err.Error(), verifier.Names())
+	}
+	return f, nil
+}
+
+// checkAccountCollision refuses an account whose Secret name another
+// account of the namespace maps to.
+func (r *CredentialAccountReconciler) checkAccountCollision(ctx context.Context, acct *credv1.CredentialAccount) error {
+	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	var list credv1.CredentialAccountList
+	if err := r.List(ctx, &list, client.InNamespace(acct.Namespace), client.MatchingFields{accountSecretIndex: name}); err != nil {
+		return fmt.Errorf("listing accounts: %w", err)
+	}
+	for _, other := range list.Items {
+		if other.Name != acct.Name && other.DeletionTimestamp.IsZero() {
+			return reconcile.NewStalling(credv1.AccountCollisionReason,
+				"accounts %s and %s both map to Secret %s; rename one of the usernames", acct.Name, other.Name, name)
+		}
+	}
+	return nil
+}
+
+// recordSecret copies the Secret's name, origin and history into the status.
+func (r *CredentialAccountReconciler) recordSecret(acct *credv1.CredentialAccount, s *corev1.Secret) {
+	acct.Status.SecretName = s.Name
+	acct.Status.Origin = credv1.Origin(s.Annotations[r.AccountKeys.Origin])
+	acct.Status.History = account.ParseHistory(s.Annotations[r.AccountKeys.History])
+	if n := len(acct.Status.History); n > 0 {
+		at := acct.Status.History[n-1].At
+		acct.Status.LastChange = &at
+	}
+}
+
+// fail marks a negative-polarity condition from a typed error, with a
+// Warning event on a transition.
+func (r *CredentialAccountReconciler) fail(acct *credv1.CredentialAccount, condType string, err error) error {
+	reason := reasonOf(err)
+	if !conditions.IsTrue(acct, condType) || conditions.GetReason(acct, condType) != reason {
+		eventType := corev1.EventTypeWarning
+		var w *reconcile.Waiting
+		if errors.As(err, &w) {
+			eventType = corev1.EventTypeNormal
+		}
+		r.EventRecorder.AnnotatedEventf(acct, nil, nil, eventType, reason, eventActionAccount, "%s", err.Error())
+	}
+	conditions.MarkTrue(acct, condType, reason, "%s", err.Error())
+	return err
+}
+
+func needsFinalizer(acct *credv1.CredentialAccount) bool {
+	return acct.Spec.ValuesFrom != nil || acct.GetOwner() == credv1.OwnerPlatform
+}
+
+// finalize removes the account's valuesFrom entry and kept password. The
+// account Secret itself goes with the HelmRelease, by garbage collection.
+func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1.CredentialAccount) error {
+	if !controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
+		return nil
+	}
+	if err := r.removeValues(ctx, acct); err != nil {
+		return err
+	}
+	kept := &corev1.Secret{}
+	kept.Name, kept.Namespace = PlatformSecretName(acct), r.PlatformNamespace
+	if err := r.Delete(ctx, kept); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the kept platform password: %w", err)
+	}
+	before := acct.DeepCopy()
+	controllerutil.RemoveFinalizer(acct, CredentialFinalizer)
+	return r.Patch(ctx, acct, client.MergeFrom(before))
+}

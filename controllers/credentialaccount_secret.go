@@ -1,0 +1,241 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/reconcile"
+	"github.com/credo-dev/credo/internal/verifier"
+)
+
+// AccountKeys are the annotation and label keys of account Secrets under
+// one domain (credentials.cozystack.io by default).
+type AccountKeys struct {
+	// Origin annotation: NotIssued, Migrated, Minted, Revoked, Generated.
+	Origin string
+	// History annotation: JSON, the last ten operations.
+	History string
+	// Account label names the CredentialAccount a Secret belongs to.
+	Account string
+}
+
+// NewAccountKeys returns the keys under domain.
+func NewAccountKeys(domain string) AccountKeys {
+	return AccountKeys{Origin: domain + "/origin", History: domain + "/history", Account: domain + "/account"}
+}
+
+// helmWatchLabel makes helm-controller reconcile a HelmRelease when a
+// Secret its valuesFrom references changes.
+const helmWatchLabel = "reconcile.fluxcd.io/watch"
+
+// CredentialFieldOwner is the field manager of everything the credential-controller writes.
+const CredentialFieldOwner = "credo-credential-controller"
+
+// controllerIdentity is the "by" of operations the controller performs itself.
+const controllerIdentity = "credo-credential-controller"
+
+// ensureSecret creates the account Secret (NotIssued, or Generated for a
+// platform account), or brings the metadata of an existing one of ours up to
+// date without touching its password. A foreign Secret is never written.
+func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format) (*corev1.Secret, error) {
+	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	var cur corev1.Secret
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: name}, &cur)
+	switch {
+	case apierrors.IsNotFound(err):
+		return r.createSecret(ctx, acct, hr, f, name)
+	case err != nil:
+		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
+	}
+	if !ownedBy(&cur, CredentialFieldOwner) {
+		return nil, reconcile.NewStalling(credv1.NameCollisionReason,
+			"Secret %s exists and was not created by credo; it is left untouched", name)
+	}
+	if acct.GetOwner() == credv1.OwnerPlatform && acct.Spec.Rotate != "" && acct.Spec.Rotate != acct.Status.LastHandledRotate {
+		if err := r.rotatePlatform(ctx, acct, &cur, f); err != nil {
+			return nil, err
+		}
+		acct.Status.LastHandledRotate = acct.Spec.Rotate
+		return &cur, nil
+	}
+	next := cur.DeepCopy()
+	r.stampMetadata(acct, hr, next)
+	if metadataEqual(&cur, next) {
+		return &cur, nil
+	}
+	if err := r.Update(ctx, next, client.FieldOwner(CredentialFieldOwner)); err != nil {
+		return nil, fmt.Errorf("updating Secret %s: %w", name, err)
+	}
+	return next, nil
+}
+
+func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format, name string) (*corev1.Secret, error) {
+	origin := credv1.OriginNotIssued
+	password, err := account.GeneratePassword()
+	if err != nil {
+		return nil, err
+	}
+	if acct.GetOwner() == credv1.OwnerPlatform {
+		origin = credv1.OriginGenerated
+		if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
+			return nil, err
+		}
+	}
+	stored, err := f.Verifier(acct.Spec.Username, password)
+	if err != nil {
+		return nil, reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
+	}
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: acct.Namespace},
+		Type:       corev1.SecretTypeBasicAuth,
+		Data:       map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username), credv1.PasswordKey: []byte(stored)},
+	}
+	r.stampMetadata(acct, hr, s)
+	s.Annotations = map[string]string{
+		r.AccountKeys.Origin:  string(origin),
+		r.AccountKeys.History: account.History(nil).Append(origin, controllerIdentity, r.now()).String(),
+	}
+	if err := r.Create(ctx, s, client.FieldOwner(CredentialFieldOwner)); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, reconcile.NewStalling(credv1.NameCollisionReason, "Secret %s was created by someone else", name)
+		}
+		return nil, fmt.Errorf("creating Secret %s: %w", name, err)
+	}
+	r.EventRecorder.AnnotatedEventf(acct, nil, nil, corev1.EventTypeNormal, credv1.SecretCreatedReason, eventActionAccount,
+		"created Secret %s (%s)", name, origin)
+	return s, nil
+}
+
+// stampMetadata sets what credo owns on an account Secret besides its data
+// and annotations: labels and the owner reference to the HelmRelease.
+func (r *CredentialAccountReconciler) stampMetadata(acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) {
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	for k, v := range acct.Spec.SecretLabels {
+		s.Labels[k] = v
+	}
+	s.Labels[r.AccountKeys.Account] = acct.Name
+	if acct.Spec.ValuesFrom != nil {
+		s.Labels[helmWatchLabel] = "Enabled"
+	}
+	s.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind,
+		Name: hr.Name, UID: hr.UID, BlockOwnerDeletion: ptr.To(false),
+	}}
+}
+
+func metadataEqual(a, b *corev1.Secret) bool {
+	if len(a.Labels) != len(b.Labels) || len(a.OwnerReferences) != len(b.OwnerReferences) {
+		return false
+	}
+	for k, v := range b.Labels {
+		if a.Labels[k] != v {
+			return false
+		}
+	}
+	for i := range a.OwnerReferences {
+		if a.OwnerReferences[i].UID != b.OwnerReferences[i].UID {
+			return false
+		}
+	}
+	return true
+}
+
+// ownedBy reports whether a field manager has written the object.
+func ownedBy(o metav1.Object, manager string) bool {
+	for _, mf := range o.GetManagedFields() {
+		if mf.Manager == manager {
+			return true
+		}
+	}
+	return false
+}
+
+// rotatePlatform generates a new password for a platform account, keeps it,
+// and writes its verifier with the resourceVersion read as precondition.
+func (r *CredentialAccountReconciler) rotatePlatform(ctx context.Context, acct *credv1.CredentialAccount, cur *corev1.Secret, f verifier.Format) error {
+	password, err := account.GeneratePassword()
+	if err != nil {
+		return err
+	}
+	stored, err := f.Verifier(acct.Spec.Username, password)
+	if err != nil {
+		return reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
+	}
+	// Keep the new password first: a lost account write leaves a kept
+	// password nobody uses, never an account nobody can recover.
+	if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
+		return err
+	}
+	cur.Data[credv1.PasswordKey] = []byte(stored)
+	if cur.Annotations == nil {
+		cur.Annotations = map[string]string{}
+	}
+	cur.Annotations[r.AccountKeys.Origin] = string(credv1.OriginGenerated)
+	cur.Annotations[r.AccountKeys.History] = account.ParseHistory(cur.Annotations[r.AccountKeys.History]).
+		Append(credv1.OriginGenerated, controllerIdentity, r.now()).String()
+	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
+		return fmt.Errorf("rotating Secret %s: %w", cur.Name, err)
+	}
+	r.EventRecorder.AnnotatedEventf(acct, nil, nil, corev1.EventTypeNormal, credv1.RotatedReason, eventActionAccount,
+		"rotated the platform password of %s (rotate=%s)", cur.Name, acct.Spec.Rotate)
+	return nil
+}
+
+// PlatformSecretName is where a platform account's plaintext is kept, in
+// the platform namespace: <namespace>.<account secret name>.
+func PlatformSecretName(acct *credv1.CredentialAccount) string {
+	return acct.Namespace + "." + account.SecretName(acct.Spec.Release, acct.Spec.Username)
+}
+
+// keepPlatformPassword writes a platform account's plaintext into the
+// platform namespace, which no tenant can read.
+func (r *CredentialAccountReconciler) keepPlatformPassword(ctx context.Context, acct *credv1.CredentialAccount, password string) error {
+	s := &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: PlatformSecretName(acct), Namespace: r.PlatformNamespace,
+			Labels: map[string]string{r.AccountKeys.Account: acct.Namespace + "." + acct.Name},
+		},
+		Type: corev1.SecretTypeBasicAuth,
+		Data: map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username), credv1.PasswordKey: []byte(password)},
+	}
+	if err := r.Patch(ctx, s, client.Apply, client.FieldOwner(CredentialFieldOwner), client.ForceOwnership); err != nil { //nolint:staticcheck // typed apply of a whole object we own
+		return fmt.Errorf("keeping the platform password in %s/%s: %w", r.PlatformNamespace, s.Name, err)
+	}
+	return nil
+}
+
+func (r *CredentialAccountReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package account holds the pure parts of credential accounts: the account
+// Secret's name, the history annotation and password generation.
+package account
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+)
+
+// PasswordLength is the length of every generated password.
+const PasswordLength = 40
+
+// alphabet has no characters that need quoting in a shell, a URL or SQL.
+const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789-_"
+
+// maxHistory is how many operations the history annotation keeps.
+const maxHistory = 10
+
+// GeneratePassword returns PasswordLength characters from crypto/rand.
+func GeneratePassword() (string, error) {
+	var b strings.Builder
+	max := big.NewInt(int64(len(alphabet)))
+	for i := 0; i < PasswordLength; i++ {
+		n, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			return "", fmt.Errorf("reading random bytes: %w", err)
+		}
+		b.WriteByte(alphabet[n.Int64()])
+	}
+	return b.String(), nil
+}
+
+// DNSName maps a username to a DNS label: lower-cased, every character
+// outside [a-z0-9-] replaced by '-', trimmed of leading and trailing '-'.
+// Two usernames can map to one name ("App_User" and "app.user"): callers
+// must treat that as a collision.
+func DNSName(username string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(username) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if s == "" {
+		s = "user"
+	}
+	return s
+}
+
+// SecretName returns <release>.<dns(username)>.account, shortened with a
+// hash of the username when it would exceed 253 characters.
+func SecretName(release, username string) string {
+	name := release + "." + DNSName(username) + credv1.AccountSecretSuffix
+	if len(name) <= 253 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(username))
+	keep := 253 - len(release) - len(credv1.AccountSecretSuffix) - 2 - 12
+	return release + "." + strings.Trim(DNSName(username)[:keep], "-") + "-" + hex.EncodeToString(sum[:])[:12] + credv1.AccountSecretSuffix
+}
+
+// History is the JSON value of the history annotation.
+type History []credv1.Operation
+
+// ParseHistory reads the annotation; an unreadable value starts afresh.
+func ParseHistory(v string) History {
+	var h History
+	if v == "" || json.Unmarshal([]byte(v), &h) != nil {
+		return nil
+	}
+	return h
+}
+
+// Append records an operation, keeping the last ten.
+func (h History) Append(op credv1.Origin, by string, at time.Time) History {
+	h = append(h, credv1.Operation{Operation: op, By: by})
+	h[len(h)-1].At.Time = at.UTC().Truncate(time.Second)
+	if len(h) > maxHistory {
+		h = h[len(h)-maxHistory:]
+	}
+	return h
+}
+
+// String renders the annotation value.
+func (h History) String() string {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return "[]"
+	}
+	return string(b)
+}
