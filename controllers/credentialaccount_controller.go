@@ -43,10 +43,10 @@ import (
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=get;list;watch;patch;update
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts/status,verbs=get;patch
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=patch
-// +kubebuilder:rbac:groups="",namespace=credo-system,resources=secrets,verbs=delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=delete
 
-// CredentialFinalizer removes what an account put outside its Secret: its
-// valuesFrom entry and a platform account's kept password.
+// CredentialFinalizer removes what an account leaves behind: its Secret,
+// its valuesFrom entry and a platform account's kept password.
 const CredentialFinalizer = "credentials.credo.dev/finalizer"
 
 // eventActionAccount is the action of every credential-controller event.
@@ -179,6 +179,7 @@ func (r *CredentialAccountReconciler) recordSecret(acct *credv1.CredentialAccoun
 	acct.Status.SecretName = s.Name
 	acct.Status.Origin = credv1.Origin(s.Annotations[r.AccountKeys.Origin])
 	acct.Status.History = account.ParseHistory(s.Annotations[r.AccountKeys.History])
+	acct.Status.LastHandledRotate = s.Annotations[r.AccountKeys.Rotate]
 	if n := len(acct.Status.History); n > 0 {
 		at := acct.Status.History[n-1].At
 		acct.Status.LastChange = &at
@@ -201,17 +202,21 @@ func (r *CredentialAccountReconciler) fail(acct *credv1.CredentialAccount, condT
 	return err
 }
 
-func needsFinalizer(acct *credv1.CredentialAccount) bool {
-	return acct.Spec.ValuesFrom != nil || acct.GetOwner() == credv1.OwnerPlatform
-}
+// needsFinalizer: every account cleans up after itself. (Its Secret also
+// goes with the HelmRelease, by garbage collection.)
+func needsFinalizer(*credv1.CredentialAccount) bool { return true }
 
-// finalize removes the account's valuesFrom entry and kept password. The
-// account Secret itself goes with the HelmRelease, by garbage collection.
+// finalize removes the account's valuesFrom entry, its Secret (when credo
+// wrote it) and a platform account's kept password: an account removed from
+// Git or from a values map leaves no credential behind.
 func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1.CredentialAccount) error {
 	if !controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
 		return nil
 	}
 	if err := r.removeValues(ctx, acct); err != nil {
+		return err
+	}
+	if err := r.deleteAccountSecret(ctx, acct); err != nil {
 		return err
 	}
 	kept := &corev1.Secret{}
@@ -222,4 +227,21 @@ func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1
 	before := acct.DeepCopy()
 	controllerutil.RemoveFinalizer(acct, CredentialFinalizer)
 	return r.Patch(ctx, acct, client.MergeFrom(before))
+}
+
+// deleteAccountSecret deletes the account Secret if credo wrote it, with a
+// UID precondition so a Secret recreated meanwhile is left alone.
+func (r *CredentialAccountReconciler) deleteAccountSecret(ctx context.Context, acct *credv1.CredentialAccount) error {
+	var s corev1.Secret
+	key := client.ObjectKey{Namespace: acct.Namespace, Name: account.SecretName(acct.Spec.Release, acct.Spec.Username)}
+	if err := r.APIReader.Get(ctx, key, &s); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !ownedBy(&s, CredentialFieldOwner) || s.Labels[r.AccountKeys.Account] != acct.Name {
+		return nil
+	}
+	if err := r.Delete(ctx, &s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Secret %s: %w", s.Name, err)
+	}
+	return nil
 }

@@ -43,11 +43,15 @@ type AccountKeys struct {
 	History string
 	// Account label names the CredentialAccount a Secret belongs to.
 	Account string
+	// Rotate annotation records the spec.rotate value a platform password
+	// was last rotated for, on the Secret itself, so a stale cache can never
+	// rotate twice for one request.
+	Rotate string
 }
 
 // NewAccountKeys returns the keys under domain.
 func NewAccountKeys(domain string) AccountKeys {
-	return AccountKeys{Origin: domain + "/origin", History: domain + "/history", Account: domain + "/account"}
+	return AccountKeys{Origin: domain + "/origin", History: domain + "/history", Account: domain + "/account", Rotate: domain + "/rotate"}
 }
 
 // helmWatchLabel makes helm-controller reconcile a HelmRelease when a
@@ -77,11 +81,10 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 		return nil, reconcile.NewStalling(credv1.NameCollisionReason,
 			"Secret %s exists and was not created by credo; it is left untouched", name)
 	}
-	if acct.GetOwner() == credv1.OwnerPlatform && acct.Spec.Rotate != "" && acct.Spec.Rotate != acct.Status.LastHandledRotate {
+	if acct.GetOwner() == credv1.OwnerPlatform && acct.Spec.Rotate != "" && acct.Spec.Rotate != cur.Annotations[r.AccountKeys.Rotate] {
 		if err := r.rotatePlatform(ctx, acct, &cur, f); err != nil {
 			return nil, err
 		}
-		acct.Status.LastHandledRotate = acct.Spec.Rotate
 		return &cur, nil
 	}
 	next := cur.DeepCopy()
@@ -120,6 +123,10 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 	s.Annotations = map[string]string{
 		r.AccountKeys.Origin:  string(origin),
 		r.AccountKeys.History: account.History(nil).Append(origin, controllerIdentity, r.now()).String(),
+	}
+	if origin == credv1.OriginGenerated && acct.Spec.Rotate != "" {
+		// A fresh password already answers the current rotation request.
+		s.Annotations[r.AccountKeys.Rotate] = acct.Spec.Rotate
 	}
 	if err := r.Create(ctx, s, client.FieldOwner(CredentialFieldOwner)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
@@ -199,6 +206,7 @@ func (r *CredentialAccountReconciler) rotatePlatform(ctx context.Context, acct *
 		cur.Annotations = map[string]string{}
 	}
 	cur.Annotations[r.AccountKeys.Origin] = string(credv1.OriginGenerated)
+	cur.Annotations[r.AccountKeys.Rotate] = acct.Spec.Rotate
 	cur.Annotations[r.AccountKeys.History] = account.ParseHistory(cur.Annotations[r.AccountKeys.History]).
 		Append(credv1.OriginGenerated, controllerIdentity, r.now()).String()
 	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {

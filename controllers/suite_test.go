@@ -128,6 +128,10 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "setting up CredentialAccount controller: %v\n", err)
 		return 1
 	}
+	if err := (&AccountSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up AccountSource controller: %v\n", err)
+		return 1
+	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "manager: %v\n", err)

@@ -75,6 +75,9 @@ func main() {
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		fail(err, "unable to set up the CredentialAccount controller")
 	}
+	if err := (&controllers.AccountSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		fail(err, "unable to set up the AccountSource controller")
+	}
 	ctrl.Log.Info("starting manager")
 	if err := mgr.Start(ctx); err != nil {
 		fail(err, "manager stopped with an error")

@@ -79,22 +79,14 @@ const controllerUser = "credo-controller"
 // grantControllerRBAC applies the generated ClusterRole, binds it to the
 // controller user, and returns that user's kubeconfig.
 func (e *Environment) grantControllerRBAC(ctx context.Context, role string) (string, error) {
-	// The platform namespace holds the kept passwords of platform accounts;
-	// the namespaced part of the role lives there.
+	// The platform namespace holds the kept passwords of platform accounts.
 	if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: PlatformNamespace}}); err != nil {
 		return "", fmt.Errorf("creating namespace %s: %w", PlatformNamespace, err)
 	}
 	if out, err := e.Kubectl(ctx, "apply", "--server-side", "-f", role); err != nil {
 		return "", fmt.Errorf("applying %s: %w\n%s", role, err, out)
 	}
-	platformBinding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "credo-manager-dev", Namespace: PlatformNamespace},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "credo-manager"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
-	}
-	if err := e.Client.Create(ctx, platformBinding); err != nil {
-		return "", fmt.Errorf("binding the platform role: %w", err)
-	}
+
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "credo-manager-dev"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "credo-manager"},

@@ -80,3 +80,14 @@ const (
 	// or lost the account's entry.
 	ValuesFromUpdatedReason string = "ValuesFromUpdated"
 )
+
+// Reasons of the AccountSource conditions.
+const (
+	// UnsupportedSourceKindReason (Stalled): an entry's kind is part of the
+	// API but not built yet (ValuesList, Expression, Webhook).
+	UnsupportedSourceKindReason string = "UnsupportedSourceKind"
+
+	// InvalidValuesReason (Ready=False): a selected release's values have no
+	// map at the entry's path; its other accounts are kept as they are.
+	InvalidValuesReason string = "InvalidValues"
+)

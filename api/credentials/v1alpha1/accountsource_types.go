@@ -1,0 +1,207 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// AccountSourceKind is the kind of an AccountSource.
+	AccountSourceKind = "AccountSource"
+
+	// UsernamePlaceholder is replaced by the username in a valuesFrom target path template.
+	UsernamePlaceholder = "{username}"
+
+	// SourceLabel names the AccountSource a generated CredentialAccount came from.
+	SourceLabel = "credentials.credo.dev/source"
+	// ReleaseLabel names the release of a generated CredentialAccount.
+	ReleaseLabel = "credentials.credo.dev/release"
+)
+
+// SourceKind says how an entry derives usernames from a release.
+// +kubebuilder:validation:Enum=ValuesMap;Static;ValuesList;Expression;Webhook
+type SourceKind string
+
+const (
+	// SourceValuesMap: one account per key of a map in the HelmRelease's spec.values.
+	SourceValuesMap SourceKind = "ValuesMap"
+	// SourceStatic: one fixed account per release.
+	SourceStatic SourceKind = "Static"
+	// SourceValuesList: one account per item of a list in the values. Not built yet: refused.
+	SourceValuesList SourceKind = "ValuesList"
+	// SourceExpression: usernames from a CEL expression over the values. Not built yet: refused.
+	SourceExpression SourceKind = "Expression"
+	// SourceWebhook: usernames from an external webhook. Not built yet: refused.
+	SourceWebhook SourceKind = "Webhook"
+)
+
+// AccountSourceEntry derives accounts from a release.
+// +kubebuilder:validation:XValidation:rule="self.kind != 'ValuesMap' || has(self.valuesMap)",message="valuesMap is required for kind ValuesMap"
+// +kubebuilder:validation:XValidation:rule="self.kind != 'Static' || has(self.static)",message="static is required for kind Static"
+type AccountSourceEntry struct {
+	// Kind says how usernames are derived.
+	// +required
+	Kind SourceKind `json:"kind"`
+
+	// ValuesMap: one account per key of the map at Path in spec.values.
+	// +optional
+	ValuesMap *ValuesMapSource `json:"valuesMap,omitempty"`
+
+	// Static: one fixed account.
+	// +optional
+	Static *StaticSource `json:"static,omitempty"`
+
+	// Template is the rest of every derived account's spec.
+	// +required
+	Template AccountTemplate `json:"template"`
+}
+
+// ValuesMapSource names a map in a HelmRelease's spec.values.
+type ValuesMapSource struct {
+	// Path is the dot-separated path of the map, e.g. "users".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=250
+	// +required
+	Path string `json:"path"`
+}
+
+// StaticSource is a fixed account.
+type StaticSource struct {
+	// Username of the account.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	Username string `json:"username"`
+}
+
+// AccountTemplate is the spec of a derived account, besides release and username.
+type AccountTemplate struct {
+	// Format of the account.
+	// +required
+	Format Format `json:"format"`
+
+	// Owner of the account. Defaults to tenant.
+	// +kubebuilder:default=tenant
+	// +optional
+	Owner AccountOwner `json:"owner,omitempty"`
+
+	// SecretLabels for the engine's operator.
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	SecretLabels map[string]string `json:"secretLabels,omitempty"`
+
+	// ValuesFrom delivers the password through the release's valuesFrom;
+	// {username} in TargetPath is replaced by the username.
+	// +optional
+	ValuesFrom *ValuesFromTarget `json:"valuesFrom,omitempty"`
+}
+
+// AccountSourceSpec selects releases and derives their accounts.
+// +kubebuilder:validation:XValidation:rule="has(self.releaseSelector) || has(self.chart)",message="one of releaseSelector or chart is required"
+type AccountSourceSpec struct {
+	// ReleaseSelector selects HelmReleases by label.
+	// +optional
+	ReleaseSelector *metav1.LabelSelector `json:"releaseSelector,omitempty"`
+
+	// Chart selects HelmReleases by spec.chart.spec.chart.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Chart string `json:"chart,omitempty"`
+
+	// Sources derive the accounts of each selected release.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +required
+	Sources []AccountSourceEntry `json:"sources"`
+
+	// Suspend stops accounts from being created or deleted.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// AccountSourceStatus reports what the source derived.
+type AccountSourceStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions holds Ready and Stalled.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// MatchedReleases is the number of HelmReleases selected.
+	// +optional
+	MatchedReleases int32 `json:"matchedReleases"`
+
+	// Accounts is the number of CredentialAccounts derived.
+	// +optional
+	Accounts int32 `json:"accounts"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=asrc,categories=credo;credentials
+// +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
+// +kubebuilder:printcolumn:name="Releases",type=integer,JSONPath=`.status.matchedReleases`
+// +kubebuilder:printcolumn:name="Accounts",type=integer,JSONPath=`.status.accounts`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// AccountSource says, once per application kind, which accounts its
+// releases have: it generates their CredentialAccounts, adding and removing
+// them as the releases' values change.
+type AccountSource struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec AccountSourceSpec `json:"spec"`
+
+	// +kubebuilder:default={"observedGeneration":-1}
+	// +optional
+	Status AccountSourceStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *AccountSource) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *AccountSource) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// AccountSourceList is a list of AccountSources.
+type AccountSourceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AccountSource `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&AccountSource{}, &AccountSourceList{})
+}

@@ -1,0 +1,127 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+)
+
+// usernamesOf lists the usernames of the accounts a source generated for a release.
+func usernamesOf(g Gomega, ns, source string) []string {
+	var list credv1.CredentialAccountList
+	g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{credv1.SourceLabel: source})).To(Succeed())
+	var out []string
+	for _, a := range list.Items {
+		if a.DeletionTimestamp.IsZero() {
+			out = append(out, a.Spec.Username)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func setValues(g Gomega, ns, name, values string) {
+	ctx := context.Background()
+	g.Eventually(func() error {
+		hr := newHelmReleaseObject(ns, name, "", nil)
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(hr), hr); err != nil {
+			return err
+		}
+		hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
+		return k8sClient.Update(ctx, hr)
+	}).Should(Succeed())
+}
+
+func TestValuesMapSourceAddsAndRemovesAccountsAsValuesChange(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	src := &credv1.AccountSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "pg-" + ns},
+		Spec: credv1.AccountSourceSpec{
+			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": ns}},
+			Sources: []credv1.AccountSourceEntry{
+				{Kind: credv1.SourceValuesMap, ValuesMap: &credv1.ValuesMapSource{Path: "users"},
+					Template: credv1.AccountTemplate{Format: credv1.Format{Name: "scram-sha-256"}}},
+				{Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "postgres"},
+					Template: credv1.AccountTemplate{Format: credv1.Format{Name: "scram-sha-256"}, Owner: credv1.OwnerPlatform}},
+			},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, src)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), src) })
+	newHelmRelease(t, ns, "pg", "postgres", map[string]string{"app": ns})
+	setValues(g, ns, "pg", `{"users":{"alice":{},"bob":{"login":true}}}`)
+
+	g.Eventually(func() []string { return usernamesOf(g, ns, src.Name) }, 20*time.Second, 100*time.Millisecond).
+		Should(Equal([]string{"alice", "bob", "postgres"}))
+	a := accountWith(g, ns, "pg-postgres", accountReady)
+	g.Expect(a.Spec.Owner).To(Equal(credv1.OwnerPlatform))
+	accountWith(g, ns, "pg-alice", accountReady)
+	accountWith(g, ns, "pg-bob", accountReady)
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pg.bob.account"}, &corev1.Secret{})).To(Succeed())
+
+	setValues(g, ns, "pg", `{"users":{"alice":{},"carol":{}}}`)
+	g.Eventually(func() []string { return usernamesOf(g, ns, src.Name) }, 20*time.Second, 100*time.Millisecond).
+		Should(Equal([]string{"alice", "carol", "postgres"}))
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pg.bob.account"}, &corev1.Secret{}))
+	}, 20*time.Second, 100*time.Millisecond).Should(BeTrue(), "a removed user's Secret goes with its account")
+
+	// Unreadable values lose nothing: the map's accounts stay.
+	setValues(g, ns, "pg", `{"users":"not a map"}`)
+	g.Eventually(func() string {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(src), src)
+		return conditions.GetReason(src, meta.ReadyCondition)
+	}, 20*time.Second, 100*time.Millisecond).Should(Equal(credv1.InvalidValuesReason))
+	g.Consistently(func() []string { return usernamesOf(g, ns, src.Name) }, 2*time.Second, 200*time.Millisecond).
+		Should(Equal([]string{"alice", "carol", "postgres"}))
+}
+
+func TestUnbuiltSourceKindsAreRefused(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	src := &credv1.AccountSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "cel"},
+		Spec: credv1.AccountSourceSpec{Chart: "anything", Sources: []credv1.AccountSourceEntry{
+			{Kind: credv1.SourceExpression, Template: credv1.AccountTemplate{Format: credv1.Format{Name: "plaintext"}}},
+		}},
+	}
+	g.Expect(k8sClient.Create(ctx, src)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), src) })
+	ns := newTestNamespace(t)
+	newHelmRelease(t, ns, "x", "anything", nil)
+	g.Eventually(func() string {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(src), src)
+		return conditions.GetReason(src, meta.StalledCondition)
+	}, 20*time.Second, 100*time.Millisecond).Should(Equal(credv1.UnsupportedSourceKindReason))
+	g.Expect(usernamesOf(g, ns, src.Name)).To(BeEmpty())
+}
