@@ -80,3 +80,8 @@ controller-gen: $(CONTROLLER_GEN)
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(BIN)/controller-gen $@
+
+.PHONY: test-engines
+test-engines: ## Prove the verifier formats against real PostgreSQL, MariaDB and ClickHouse.
+	hack/engines/install.sh
+	go test $(GO_TEST_FLAGS) -tags engines -timeout 20m ./tests/engines/...

@@ -210,4 +210,3 @@ func (r *AccountSourceReconciler) allSources(ctx context.Context, _ client.Objec
 	}
 	return reqs
 }
-

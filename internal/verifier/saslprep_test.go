@@ -22,9 +22,10 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// The expected values follow PostgreSQL's pg_saslprep (src/common/saslprep.c)
-// and were checked against PostgreSQL 15 by tests/engines, which compares
-// secrets the server computes from plaintext with SCRAMWithSalt's.
+// The expected values follow PostgreSQL's pg_saslprep (src/common/saslprep.c).
+// tests/engines checks the same inputs (all but the invalid UTF-8 one, which
+// SQL cannot carry) against PostgreSQL 15 itself, comparing the secrets the
+// server computes from plaintext with SCRAMWithSalt's.
 func TestPGSASLprep(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
 		{"ascii unchanged", "pencil", "pencil"},
