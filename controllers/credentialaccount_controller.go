@@ -130,6 +130,9 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 	}
 	secret, err := r.ensureSecret(ctx, acct, hr, f)
 	if err != nil {
+		if reasonOf(err) == meta.FailedReason {
+			err = &reconcile.Generic{Reason: credv1.WriteFailedReason, Err: err}
+		}
 		return r.fail(acct, credv1.SecretFailedCondition, err)
 	}
 	conditions.Delete(acct, credv1.SecretFailedCondition)
@@ -139,6 +142,9 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 		if err := r.deliverValues(ctx, acct, hr); err != nil {
 			return r.fail(acct, credv1.DeliveryFailedCondition, err)
 		}
+	} else if err := r.removeValues(ctx, acct); err != nil {
+		// valuesFrom was dropped from the spec: its entry goes too.
+		return r.fail(acct, credv1.DeliveryFailedCondition, err)
 	}
 	conditions.Delete(acct, credv1.DeliveryFailedCondition)
 	return nil
@@ -153,6 +159,12 @@ func (r *CredentialAccountReconciler) format(acct *credv1.CredentialAccount) (ve
 	f, err := verifier.Lookup(acct.Spec.Format.Name)
 	if err != nil {
 		return nil, reconcile.NewStalling(credv1.UnknownFormatReason, "%s; built-in formats: %v", err.Error(), verifier.Names())
+	}
+	if f.Plaintext() && acct.GetOwner() == credv1.OwnerPlatform {
+		// The account Secret lives in the tenant's namespace: a platform
+		// password stored as plaintext there would be the tenant's.
+		return nil, reconcile.NewStalling(credv1.PlatformPlaintextReason,
+			"a platform account cannot use format %s: its Secret is readable in the tenant's namespace", f.Name())
 	}
 	return f, nil
 }
@@ -237,7 +249,7 @@ func (r *CredentialAccountReconciler) deleteAccountSecret(ctx context.Context, a
 	if err := r.APIReader.Get(ctx, key, &s); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !ownedBy(&s, CredentialFieldOwner) || s.Labels[r.AccountKeys.Account] != acct.Name {
+	if !ownedBy(&s, CredentialFieldOwner) || s.Labels[r.AccountKeys.Account] != labelValue(acct.Name) {
 		return nil
 	}
 	if err := r.Delete(ctx, &s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {

@@ -18,7 +18,10 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -148,7 +151,7 @@ func (r *CredentialAccountReconciler) stampMetadata(acct *credv1.CredentialAccou
 	for k, v := range acct.Spec.SecretLabels {
 		s.Labels[k] = v
 	}
-	s.Labels[r.AccountKeys.Account] = acct.Name
+	s.Labels[r.AccountKeys.Account] = labelValue(acct.Name)
 	if acct.Spec.ValuesFrom != nil {
 		s.Labels[helmWatchLabel] = "Enabled"
 	}
@@ -220,7 +223,12 @@ func (r *CredentialAccountReconciler) rotatePlatform(ctx context.Context, acct *
 // PlatformSecretName is where a platform account's plaintext is kept, in
 // the platform namespace: <namespace>.<account secret name>.
 func PlatformSecretName(acct *credv1.CredentialAccount) string {
-	return acct.Namespace + "." + account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	name := acct.Namespace + "." + account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	if len(name) <= 253 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:230], "-.") + "-" + hex.EncodeToString(sum[:])[:12] + credv1.AccountSecretSuffix
 }
 
 // keepPlatformPassword writes a platform account's plaintext into the
@@ -230,7 +238,7 @@ func (r *CredentialAccountReconciler) keepPlatformPassword(ctx context.Context, 
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: PlatformSecretName(acct), Namespace: r.PlatformNamespace,
-			Labels: map[string]string{r.AccountKeys.Account: acct.Namespace + "." + acct.Name},
+			Labels: map[string]string{r.AccountKeys.Account: labelValue(acct.Namespace + "." + acct.Name)},
 		},
 		Type: corev1.SecretTypeBasicAuth,
 		Data: map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username), credv1.PasswordKey: []byte(password)},
@@ -246,4 +254,14 @@ func (r *CredentialAccountReconciler) now() time.Time {
 		return r.Now()
 	}
 	return time.Now()
+}
+
+// labelValue fits a name into a label value (63 characters), replacing the
+// tail of a longer one by a hash.
+func labelValue(s string) string {
+	if len(s) <= 63 {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return strings.TrimRight(s[:50], "-_.") + "-" + hex.EncodeToString(sum[:])[:12]
 }

@@ -52,6 +52,7 @@ func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *c
 	want := valuesRef(acct)
 	has := false
 	for _, v := range hr.Spec.ValuesFrom {
+		v.Optional = false
 		if v == want {
 			has = true
 		}
@@ -89,6 +90,12 @@ func (r *CredentialAccountReconciler) removeValues(ctx context.Context, acct *cr
 	want := helmv2.ValuesReference{Kind: "Secret", Name: account.SecretName(acct.Spec.Release, acct.Spec.Username), ValuesKey: credv1.PasswordKey}
 	if len(withoutAccount(hr.Spec.ValuesFrom, want)) == len(hr.Spec.ValuesFrom) {
 		return nil
+	}
+	for _, l := range gitOpsOwnerLabels {
+		if _, ok := hr.Labels[l]; ok {
+			// Git owns the entry; an edit would be reverted.
+			return nil
+		}
 	}
 	return r.editValuesFrom(ctx, &hr, func(in []helmv2.ValuesReference) []helmv2.ValuesReference {
 		return withoutAccount(in, want)

@@ -233,7 +233,8 @@ func (r *TrustAnchorReconciler) writeFailed(ta *trustv1.TrustAnchor, err error) 
 			"Secret %s exists and was not created by credo; it is left untouched", ta.ProjectionName())
 		r.markFailure(ta, trustv1.ProjectionFailedCondition, err)
 	default:
-		r.markFailure(ta, trustv1.ProjectionFailedCondition, &reconcile.Waiting{Reason: trustv1.WriteFailedReason, Err: err})
+		err = &reconcile.Generic{Reason: trustv1.WriteFailedReason, Err: err}
+		r.markFailure(ta, trustv1.ProjectionFailedCondition, err)
 	}
 	return err
 }
@@ -255,11 +256,14 @@ func (r *TrustAnchorReconciler) markFailure(ta *trustv1.TrustAnchor, condType st
 func reasonOf(err error) string {
 	var s *reconcile.Stalling
 	var w *reconcile.Waiting
+	var g *reconcile.Generic
 	switch {
 	case errors.As(err, &s):
 		return s.Reason
 	case errors.As(err, &w):
 		return w.Reason
+	case errors.As(err, &g):
+		return g.Reason
 	default:
 		return meta.FailedReason
 	}

@@ -68,3 +68,19 @@ func (e *Waiting) Unwrap() error { return e.Err }
 func NewWaiting(reason, format string, args ...any) *Waiting {
 	return &Waiting{Reason: reason, Err: fmt.Errorf(format, args...)}
 }
+
+// Generic is an error that a retry may fix (an API server refusing a
+// write), with the reason its condition carries. It is returned to the
+// controller for a retry with backoff.
+type Generic struct {
+	// Reason is the condition reason, a constant of the API package.
+	Reason string
+	// Err is the cause.
+	Err error
+}
+
+// Error returns the message.
+func (e *Generic) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *Generic) Unwrap() error { return e.Err }

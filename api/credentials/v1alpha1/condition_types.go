@@ -43,6 +43,11 @@ const (
 	// is part of the API but not built yet.
 	UnsupportedFormatKindReason string = "UnsupportedFormatKind"
 
+	// PlatformPlaintextReason (FormatRefused): a platform account asks for
+	// the plaintext format, which would put the platform's password in the
+	// tenant's namespace.
+	PlatformPlaintextReason string = "PlatformPlaintext"
+
 	// NameCollisionReason (SecretFailed): a Secret credo did not create holds
 	// the account Secret's name. It is never written.
 	NameCollisionReason string = "NameCollision"

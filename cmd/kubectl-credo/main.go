@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command kubectl-credo is credo's kubectl plugin.
+//
+//	kubectl credo hash --format scram-sha-256 < password.txt
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "kubectl-credo:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `kubectl credo: credo's kubectl plugin
+
+Commands:
+  hash --format <format>   read a password on stdin, print the value the engine stores
+`
+
+func run(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no command\n%s", usage)
+	}
+	switch args[0] {
+	case "hash":
+		return hash(args[1:], stdin, stdout)
+	case "help", "-h", "--help":
+		_, err := fmt.Fprint(stdout, usage)
+		return err
+	default:
+		return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+	}
+}
