@@ -258,7 +258,8 @@ func TestPlatformAccountIsGeneratedKeptAndRotatedOnRequest(t *testing.T) {
 }
 
 // assertNoSecretMaterial fails when any value appears in an event or in a
-// CredentialAccount's status in the namespace. It never prints the values.
+// CredentialAccount's status in the namespace, or in the controllers' logs.
+// It never prints the values.
 func assertNoSecretMaterial(g Gomega, ns string, values ...string) {
 	var events corev1.EventList
 	g.Expect(k8sClient.List(context.Background(), &events, client.InNamespace(ns))).To(Succeed())
@@ -277,9 +278,12 @@ func assertNoSecretMaterial(g Gomega, ns string, values ...string) {
 		g.Expect(err).NotTo(HaveOccurred())
 		b.Write(raw)
 	}
+	logs := controllerLogs.String()
+	g.Expect(strings.Contains(logs, `"controller": "credentialaccount"`)).To(BeTrue(), "the log scan must see the controller's lines")
+	b.WriteString(logs)
 	haystack := b.String()
 	for i, v := range values {
 		g.Expect(v != "").To(BeTrue())
-		g.Expect(strings.Contains(haystack, v)).To(BeFalse(), "secret value %d leaked into an event or a status", i)
+		g.Expect(strings.Contains(haystack, v)).To(BeFalse(), "secret value %d leaked into an event, a status or a log line", i)
 	}
 }

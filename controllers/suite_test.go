@@ -19,14 +19,16 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/metrics"
-	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -43,6 +45,28 @@ const testDomain = "internal.cozystack.io"
 
 // env is the real control plane every test of this package runs on, with
 // the trust-controller's reconcilers running in-process against it.
+// lockedBuffer is a log sink safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// String returns everything logged so far.
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+var controllerLogs lockedBuffer
+
 var (
 	env       *controlplane.Environment
 	k8sClient client.Client
@@ -57,11 +81,13 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
+	// Every log line of the reconcilers, at debug level, is kept so that
+	// tests can search it for secret material; CREDO_TEST_LOG also prints it.
+	var sink io.Writer = &controllerLogs
 	if os.Getenv("CREDO_TEST_LOG") != "" {
-		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	} else {
-		ctrl.SetLogger(logr.Discard())
+		sink = io.MultiWriter(&controllerLogs, os.Stderr)
 	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(sink), zap.UseDevMode(true), zap.Level(zapcore.Level(-5))))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
