@@ -37,32 +37,18 @@ import (
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
-// AccountKeys are the annotation and label keys of account Secrets under
-// one domain (credentials.cozystack.io by default).
-type AccountKeys struct {
-	// Origin annotation: NotIssued, Migrated, Minted, Revoked, Generated.
-	Origin string
-	// History annotation: JSON, the last ten operations.
-	History string
-	// Account label names the CredentialAccount a Secret belongs to.
-	Account string
-	// Rotate annotation records the spec.rotate value a platform password
-	// was last rotated for, on the Secret itself, so a stale cache can never
-	// rotate twice for one request.
-	Rotate string
-}
+// AccountKeys are the annotation and label keys of account Secrets.
+type AccountKeys = account.Keys
 
 // NewAccountKeys returns the keys under domain.
-func NewAccountKeys(domain string) AccountKeys {
-	return AccountKeys{Origin: domain + "/origin", History: domain + "/history", Account: domain + "/account", Rotate: domain + "/rotate"}
-}
+func NewAccountKeys(domain string) AccountKeys { return account.NewKeys(domain) }
 
 // helmWatchLabel makes helm-controller reconcile a HelmRelease when a
 // Secret its valuesFrom references changes.
 const helmWatchLabel = "reconcile.fluxcd.io/watch"
 
 // CredentialFieldOwner is the field manager of everything the credential-controller writes.
-const CredentialFieldOwner = "credo-credential-controller"
+const CredentialFieldOwner = account.FieldOwner
 
 // controllerIdentity is the "by" of operations the controller performs itself.
 const controllerIdentity = "credo-credential-controller"

@@ -35,7 +35,12 @@ func main() {
 const usage = `kubectl credo: credo's kubectl plugin
 
 Commands:
+  mint <account>           mint a new password and print it once (-o json|yaml|env for pipelines)
+  revoke <account>         replace the password by the verifier of a value nobody keeps
+  get                      list the accounts of a namespace with their origin and last operation
   hash --format <format>   read a password on stdin, print the value the engine stores
+
+Every command but hash uses your kubeconfig (--kubeconfig, --context, -n, ... as kubectl).
 `
 
 func run(args []string, stdin io.Reader, stdout io.Writer) error {
@@ -45,6 +50,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	switch args[0] {
 	case "hash":
 		return hash(args[1:], stdin, stdout)
+	case "mint":
+		return mint(args[1:], stdout)
+	case "revoke":
+		return revoke(args[1:], stdout)
+	case "get":
+		return get(args[1:], stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err

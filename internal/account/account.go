@@ -116,3 +116,28 @@ func (h History) String() string {
 	}
 	return string(b)
 }
+
+// FieldOwner is the field manager of every write to an account Secret, by
+// the credential-controller or the access API. A Secret without an entry of
+// it is foreign.
+const FieldOwner = "credo-credential-controller"
+
+// Keys are the annotation and label keys of account Secrets under one
+// domain (credentials.cozystack.io by default).
+type Keys struct {
+	// Origin annotation: NotIssued, Migrated, Minted, Revoked, Generated.
+	Origin string
+	// History annotation: JSON, the last ten operations.
+	History string
+	// Account label names the CredentialAccount a Secret belongs to.
+	Account string
+	// Rotate annotation records the spec.rotate value a platform password
+	// was last rotated for, on the Secret itself, so a stale cache can never
+	// rotate twice for one request.
+	Rotate string
+}
+
+// NewKeys returns the keys under domain.
+func NewKeys(domain string) Keys {
+	return Keys{Origin: domain + "/origin", History: domain + "/history", Account: domain + "/account", Rotate: domain + "/rotate"}
+}

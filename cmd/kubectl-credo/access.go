@@ -1,0 +1,195 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+)
+
+// cluster is what the commands that talk to kube-apiserver share: the
+// user's kubeconfig, any auth method kubectl supports.
+type cluster struct {
+	flags *genericclioptions.ConfigFlags
+}
+
+func newCluster(fs *pflag.FlagSet) *cluster {
+	c := &cluster{flags: genericclioptions.NewConfigFlags(true)}
+	c.flags.AddFlags(fs)
+	return c
+}
+
+func (c *cluster) client() (client.Client, string, error) {
+	cfg, err := c.flags.ToRESTConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	ns, _, err := c.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("resolving the namespace: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(accessv1.AddToScheme(scheme))
+	utilruntime.Must(credv1.AddToScheme(scheme))
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, "", err
+	}
+	return cl, ns, nil
+}
+
+// isTerminal tells whether stdout is a terminal; a variable for tests.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// mint creates a Mint and prints the password once.
+func mint(args []string, stdout io.Writer) error {
+	fs := pflag.NewFlagSet("mint", pflag.ContinueOnError)
+	cl := newCluster(fs)
+	output := fs.StringP("output", "o", "", "json, yaml or env; required when stdout is not a terminal")
+	rv := fs.String("resource-version", "", "fail with 409 unless the account Secret is at this resourceVersion")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: kubectl credo mint <account> [-n namespace] [-o json|yaml|env]")
+	}
+	if *output == "" && !isTerminal(stdout) {
+		return errors.New("stdout is not a terminal: pass -o json, yaml or env to print the password into a pipe or a file on purpose")
+	}
+	c, ns, err := cl.client()
+	if err != nil {
+		return err
+	}
+	m := &accessv1.Mint{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: *rv}}
+	m.Namespace = ns
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Create(ctx, m); err != nil {
+		return fmt.Errorf("minting %s/%s: %w", ns, fs.Arg(0), err)
+	}
+	return printMint(stdout, *output, m)
+}
+
+func printMint(w io.Writer, output string, m *accessv1.Mint) error {
+	switch output {
+	case "":
+		_, err := fmt.Fprintf(w, "username: %s\npassword: %s\nsecret:   %s (resourceVersion %s)\n\nThe password is shown once; credo keeps only its verifier.\n",
+			m.Status.Username, m.Status.Password, m.Status.SecretName, m.Status.ResourceVersion)
+		return err
+	case "json":
+		b, err := json.MarshalIndent(m.Status, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, string(b))
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(m.Status)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case "env":
+		_, err := fmt.Fprintf(w, "CREDO_USERNAME=%s\nCREDO_PASSWORD=%s\n", shellQuote(m.Status.Username), shellQuote(m.Status.Password))
+		return err
+	default:
+		return fmt.Errorf("unknown output %q: json, yaml or env", output)
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// revoke creates a Revocation.
+func revoke(args []string, stdout io.Writer) error {
+	fs := pflag.NewFlagSet("revoke", pflag.ContinueOnError)
+	cl := newCluster(fs)
+	rv := fs.String("resource-version", "", "fail with 409 unless the account Secret is at this resourceVersion")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: kubectl credo revoke <account> [-n namespace]")
+	}
+	c, ns, err := cl.client()
+	if err != nil {
+		return err
+	}
+	r := &accessv1.Revocation{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: *rv}}
+	r.Namespace = ns
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Create(ctx, r); err != nil {
+		return fmt.Errorf("revoking %s/%s: %w", ns, fs.Arg(0), err)
+	}
+	_, err = fmt.Fprintf(stdout, "revoked %s: Secret %s is at resourceVersion %s; nobody can log in until the next mint\n",
+		fs.Arg(0), r.Status.SecretName, r.Status.ResourceVersion)
+	return err
+}
+
+// get lists the accounts of a namespace with their origin and last operation.
+func get(args []string, stdout io.Writer) error {
+	fs := pflag.NewFlagSet("get", pflag.ContinueOnError)
+	cl := newCluster(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, ns, err := cl.client()
+	if err != nil {
+		return err
+	}
+	var list credv1.CredentialAccountList
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing CredentialAccounts: %w", err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tRELEASE\tUSERNAME\tOWNER\tORIGIN\tLAST OPERATION")
+	for _, a := range list.Items {
+		last := "-"
+		if n := len(a.Status.History); n > 0 {
+			h := a.Status.History[n-1]
+			last = fmt.Sprintf("%s by %s at %s", h.Operation, h.By, h.At.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Spec.Release, a.Spec.Username, a.GetOwner(), a.Status.Origin, last)
+	}
+	return tw.Flush()
+}

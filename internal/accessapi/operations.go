@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package accessapi serves access.credo.dev, the aggregated API behind
+// kube-apiserver that mints and revokes account passwords. Authentication,
+// authorization and audit are kube-apiserver's own; this package holds the
+// operations and the server.
+package accessapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/verifier"
+)
+
+// Operations mints and revokes. Every read is uncached and every write is a
+// conditional update, so two concurrent requests can never both win.
+type Operations struct {
+	// Client reads and writes directly against the API server.
+	Client client.Client
+	// Keys are the account Secret's annotation keys.
+	Keys account.Keys
+	// Now returns the time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Result is what a successful operation returns. Password is empty for a revocation.
+type Result struct {
+	Username        string
+	Password        string
+	SecretName      string
+	ResourceVersion string
+	At              time.Time
+}
+
+var (
+	mintsResource       = accessv1.GroupVersion.WithResource("mints").GroupResource()
+	revocationsResource = accessv1.GroupVersion.WithResource("revocations").GroupResource()
+)
+
+// Mint generates a password for a tenant account, stores its verifier (or
+// the plaintext for the plaintext format) and returns it. user is the
+// requester as kube-apiserver authenticated them; it goes into history.
+// Errors are Kubernetes status errors with a clear message and never hold
+// the password.
+func (o *Operations) Mint(ctx context.Context, namespace string, spec accessv1.AccountRequestSpec, user string) (*Result, error) {
+	return o.write(ctx, mintsResource, namespace, spec, user, credv1.OriginMinted)
+}
+
+// Revoke replaces the password by the verifier of a value nobody keeps.
+func (o *Operations) Revoke(ctx context.Context, namespace string, spec accessv1.AccountRequestSpec, user string) (*Result, error) {
+	res, err := o.write(ctx, revocationsResource, namespace, spec, user, credv1.OriginRevoked)
+	if res != nil {
+		res.Password = ""
+	}
+	return res, err
+}
+
+func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespace string, spec accessv1.AccountRequestSpec, user string, origin credv1.Origin) (*Result, error) {
+	if spec.Account == "" {
+		return nil, apierrors.NewBadRequest("spec.account is required")
+	}
+	var acct credv1.CredentialAccount
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.Account}, &acct); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewNotFound(credv1.GroupVersion.WithResource("credentialaccounts").GroupResource(), spec.Account)
+		}
+		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", spec.Account, err))
+	}
+	if acct.GetOwner() == credv1.OwnerPlatform {
+		return nil, apierrors.NewForbidden(gr, spec.Account, errors.New(
+			"the account is owned by the platform: credo generates and keeps its password, and no tenant can mint or revoke it"))
+	}
+	if acct.GetFormatKind() != credv1.FormatBuiltIn {
+		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account's format kind %s is not supported", acct.GetFormatKind()))
+	}
+	f, err := verifier.Lookup(acct.Spec.Format.Name)
+	if err != nil {
+		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account's format is refused: %w", err))
+	}
+
+	var s corev1.Secret
+	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account Secret %s does not exist yet; wait for the CredentialAccount to be Ready", name))
+		}
+		return nil, apierrors.NewInternalError(fmt.Errorf("reading Secret %s: %w", name, err))
+	}
+	if !ownedByController(&s) {
+		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("Secret %s was not created by credo; it is never written", name))
+	}
+	if spec.ResourceVersion != "" && spec.ResourceVersion != s.ResourceVersion {
+		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
+			"the account Secret %s is at resourceVersion %s, not %s: it changed since you read it", name, s.ResourceVersion, spec.ResourceVersion))
+	}
+
+	password, err := account.GeneratePassword()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	stored, err := f.Verifier(acct.Spec.Username, password)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("computing the verifier: %w", err))
+	}
+	now := o.now()
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	s.Data[credv1.PasswordKey] = []byte(stored)
+	s.Annotations[o.Keys.Origin] = string(origin)
+	s.Annotations[o.Keys.History] = account.ParseHistory(s.Annotations[o.Keys.History]).Append(origin, user, now).String()
+	// s.ResourceVersion is the version read (equal to the expected one when
+	// given): the update is conditional on it.
+	if err := o.Client.Update(ctx, &s, client.FieldOwner(account.FieldOwner)); err != nil {
+		if apierrors.IsConflict(err) {
+			return nil, apierrors.NewConflict(gr, spec.Account, errors.New(
+				"another request changed the account at the same time; nothing was stored for this one, send it again"))
+		}
+		return nil, apierrors.NewInternalError(fmt.Errorf("writing Secret %s: %w", name, err))
+	}
+	return &Result{Username: acct.Spec.Username, Password: password, SecretName: name, ResourceVersion: s.ResourceVersion, At: now}, nil
+}
+
+func ownedByController(s *corev1.Secret) bool {
+	for _, mf := range s.ManagedFields {
+		if mf.Manager == account.FieldOwner {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *Operations) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
