@@ -15,10 +15,13 @@ limitations under the License.
 */
 
 // Command credential-controller keeps the Secrets of CredentialAccounts:
-// verifier-only, NotIssued until a mint, owned by the release.
+// verifier-only, NotIssued until a mint, owned by the release. It also
+// serves access.credo.dev, the aggregated API that mints and revokes, on
+// every replica (only the reconcilers are leader-elected).
 package main
 
 import (
+	"context"
 	"os"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -28,12 +31,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/internal/accessapi"
+	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/manager"
 )
 
@@ -44,8 +51,10 @@ func main() {
 		opts              manager.Options
 		annotationDomain  string
 		platformNamespace string
+		accessOpts        = accessapi.NewOptions()
 	)
 	opts.BindFlags(pflag.CommandLine)
+	accessOpts.BindFlags(pflag.CommandLine)
 	pflag.StringVar(&annotationDomain, "annotation-domain", "credentials.cozystack.io",
 		"The domain of the account Secret annotations <domain>/origin and <domain>/history.")
 	pflag.StringVar(&platformNamespace, "platform-namespace", "credo-system",
@@ -78,10 +87,33 @@ func main() {
 	if err := (&controllers.AccountSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		fail(err, "unable to set up the AccountSource controller")
 	}
+	if accessOpts.Enabled() {
+		startAccessAPI(ctx, mgr.GetConfig(), mgr.GetScheme(), accessOpts, annotationDomain)
+	}
 	ctrl.Log.Info("starting manager")
 	if err := mgr.Start(ctx); err != nil {
 		fail(err, "manager stopped with an error")
 	}
+}
+
+// startAccessAPI serves access.credo.dev on every replica, beside the
+// manager: it needs no leader election, reads uncached and writes
+// conditionally, so replicas never race to a wrong result.
+func startAccessAPI(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts *accessapi.Options, annotationDomain string) {
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fail(err, "unable to create the access API's client")
+	}
+	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: account.NewKeys(annotationDomain)})
+	if err != nil {
+		fail(err, "unable to set up the access API server")
+	}
+	go func() {
+		ctrl.Log.Info("starting the access API server", "port", opts.SecurePort)
+		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
+			fail(err, "the access API server stopped with an error")
+		}
+	}()
 }
 
 func fail(err error, msg string) {

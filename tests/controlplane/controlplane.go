@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	credentialsv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	enrollmentv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
@@ -56,6 +57,15 @@ type Options struct {
 	// Dir is where the kubeconfig and component logs are written; default a
 	// new temporary directory, removed by Stop.
 	Dir string
+	// Aggregation turns on kube-apiserver's aggregation layer: a front-proxy
+	// CA and client certificate are generated into Dir and passed as the
+	// --requestheader-* and --proxy-client-* flags.
+	Aggregation bool
+	// Audit writes kube-apiserver's audit log to Environment.AuditLogPath
+	// with AuditPolicy, or DefaultAuditPolicy when empty.
+	Audit bool
+	// AuditPolicy is the audit policy (YAML) used when Audit is set.
+	AuditPolicy string
 }
 
 // Environment is a running control plane.
@@ -71,6 +81,9 @@ type Environment struct {
 	Kubeconfig string
 	// Dir holds the kubeconfig and the component logs.
 	Dir string
+	// AuditLogPath is kube-apiserver's audit log (JSON lines) when
+	// Options.Audit is set; empty otherwise.
+	AuditLogPath string
 
 	env     *envtest.Environment
 	kcm     *Process
@@ -86,6 +99,7 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(trustv1.AddToScheme(s))
 	utilruntime.Must(credentialsv1.AddToScheme(s))
 	utilruntime.Must(enrollmentv1.AddToScheme(s))
+	utilruntime.Must(accessv1.AddToScheme(s))
 	return s
 }
 
@@ -122,6 +136,16 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 		Scheme:                e.Scheme,
 	}
 	args := e.env.ControlPlane.GetAPIServer().Configure()
+	if opts.Aggregation {
+		if err := e.configureAggregation(args); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Audit {
+		if err := e.configureAudit(args, opts.AuditPolicy); err != nil {
+			return nil, err
+		}
+	}
 	for k, v := range opts.APIServerFlags {
 		args.Set(k, v)
 	}

@@ -35,6 +35,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
 )
 
@@ -68,6 +69,7 @@ type Environment struct {
 	KubectlPath string
 
 	controllerKubeconfig string
+	accessAPIPort        int
 }
 
 // PlatformNamespace is where credo keeps platform accounts' passwords.
@@ -95,6 +97,12 @@ func (e *Environment) grantControllerRBAC(ctx context.Context, role string) (str
 	if err := e.Client.Create(ctx, binding); err != nil {
 		return "", fmt.Errorf("binding the controller role: %w", err)
 	}
+	// The access API delegates authentication and authorization to
+	// kube-apiserver, as config/apiservice grants its ServiceAccount.
+	if err := accessapi.GrantDelegatedAuth(ctx, e.Config, "credo-controller-dev",
+		rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}); err != nil {
+		return "", err
+	}
 	return e.WriteKubeconfig(controllerUser, nil, "controller.kubeconfig")
 }
 
@@ -111,7 +119,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: opts.Dir})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: opts.Dir, Aggregation: true})
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +141,9 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 			return nil, err
 		}
 		e.Controllers = append(e.Controllers, c)
+	}
+	if err := e.registerAccessAPI(ctx); err != nil {
+		return nil, err
 	}
 	if opts.Samples != "-" {
 		if out, err := e.Kubectl(ctx, "apply", "--server-side", "-k", opts.Samples); err != nil {
@@ -159,8 +170,18 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 	if c.HealthAddr, err = freeAddr(); err != nil {
 		return c, err
 	}
-	c.Process, err = e.StartProcess(name, binary, []string{"KUBECONFIG=" + e.controllerKubeconfig},
-		"--metrics-addr="+c.MetricsAddr, "--health-addr="+c.HealthAddr, "--log-level=debug")
+	args := []string{"--metrics-addr=" + c.MetricsAddr, "--health-addr=" + c.HealthAddr, "--log-level=debug"}
+	if name == accessAPIController {
+		if e.accessAPIPort, err = freePort(); err != nil {
+			return c, err
+		}
+		args = append(args,
+			"--access-api-secure-port="+strconv.Itoa(e.accessAPIPort),
+			"--access-api-bind-address=127.0.0.1",
+			"--access-api-cert-dir="+filepath.Join(e.Dir, "access-api"),
+			"--access-api-kubeconfig="+e.controllerKubeconfig)
+	}
+	c.Process, err = e.StartProcess(name, binary, []string{"KUBECONFIG=" + e.controllerKubeconfig}, args...)
 	if err != nil {
 		return c, err
 	}
@@ -180,6 +201,29 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 		return c, fmt.Errorf("waiting for %s to be ready (log: %s): %w", name, c.Process.LogPath(), err)
 	}
 	return c, nil
+}
+
+// accessAPIController is the binary that serves access.credo.dev.
+const accessAPIController = "credential-controller"
+
+// registerAccessAPI lets kube-apiserver proxy access.credo.dev to the
+// credential-controller's server on loopback, so that `kubectl credo mint`
+// works against the development environment.
+func (e *Environment) registerAccessAPI(ctx context.Context) error {
+	ca, err := accessapi.CABundleFromCertDir(filepath.Join(e.Dir, "access-api"))
+	if err != nil {
+		return fmt.Errorf("reading the access API's CA: %w", err)
+	}
+	return accessapi.Register(ctx, e.Config, accessapi.Registration{Port: int32(e.accessAPIPort), CABundle: ca})
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // freeAddr returns a loopback address with a port nobody listens on now.

@@ -1,0 +1,213 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package accessapi_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/metrics"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/internal/accessapi"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/tests/controlplane"
+)
+
+const (
+	annotationDomain  = "credentials.cozystack.io"
+	platformNamespace = "credo-system"
+	// accessAPIUser is the identity the access API server delegates
+	// authentication and authorization with: no system:masters, only the
+	// bindings of config/apiservice.
+	accessAPIUser = "credo-access-api"
+)
+
+// lockedBuffer is a log sink safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+var (
+	env *controlplane.Environment
+	// logs holds every log line of the reconcilers and the access API server.
+	logs     lockedBuffer
+	keys     = account.NewKeys(annotationDomain)
+	scheme   = newScheme()
+	platform client.Client
+)
+
+func newScheme() *runtime.Scheme {
+	s := controlplane.NewScheme()
+	utilruntime.Must(accessv1.AddToScheme(s))
+	return s
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	var sink io.Writer = &logs
+	if os.Getenv("CREDO_TEST_LOG") != "" {
+		sink = io.MultiWriter(&logs, os.Stderr)
+	}
+	log := zap.New(zap.WriteTo(sink), zap.UseDevMode(true), zap.Level(zapcore.Level(-5)))
+	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("access-api"))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
+	var err error
+	env, err = controlplane.Start(startCtx, controlplane.Options{Aggregation: true, Audit: true})
+	startCancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
+		return 1
+	}
+	defer env.Stop()
+	if platform, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintf(os.Stderr, "creating client: %v\n", err)
+		return 1
+	}
+	if err := platform.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNamespace}}); err != nil {
+		fmt.Fprintf(os.Stderr, "creating platform namespace: %v\n", err)
+		return 1
+	}
+	if err := startCredentialController(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		return 1
+	}
+	if err := startAccessAPI(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startCredentialController runs the CredentialAccountReconciler, so that
+// account Secrets are the controller's own.
+func startCredentialController(ctx context.Context) error {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	recorder, err := events.NewRecorder(ctrl.Log, "", "credential-controller", events.WithManager(mgr))
+	if err != nil {
+		return fmt.Errorf("creating recorder: %w", err)
+	}
+	r := &controllers.CredentialAccountReconciler{
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		EventRecorder:     recorder,
+		Metrics:           fluxcontroller.NewMetrics(mgr, metrics.NewRecorder(), controllers.CredentialFinalizer),
+		AccountKeys:       keys,
+		PlatformNamespace: platformNamespace,
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up CredentialAccount controller: %w", err)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
+		}
+	}()
+	return nil
+}
+
+// startAccessAPI serves the access API in-process on a free loopback port
+// and registers it with kube-apiserver through an ExternalName Service.
+func startAccessAPI(ctx context.Context) error {
+	kubeconfig, err := env.WriteKubeconfig(accessAPIUser, nil, "access-api.kubeconfig")
+	if err != nil {
+		return err
+	}
+	if err := accessapi.GrantDelegatedAuth(ctx, env.Config, accessAPIUser,
+		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: accessAPIUser}); err != nil {
+		return err
+	}
+	direct, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating the operations client: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
+	opts := accessapi.NewOptions()
+	opts.Listener = ln
+	opts.Kubeconfig = kubeconfig
+	opts.CertDir = env.Dir + "/access-api-certs"
+	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: keys})
+	if err != nil {
+		return fmt.Errorf("creating the access API server: %w", err)
+	}
+	go func() {
+		if err := srv.Run(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "access API server: %v\n", err)
+		}
+	}()
+	regCtx, regCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer regCancel()
+	if err := accessapi.Register(regCtx, env.Config, accessapi.Registration{
+		Port:     int32(ln.Addr().(*net.TCPAddr).Port),
+		CABundle: srv.CABundle(),
+	}); err != nil {
+		return fmt.Errorf("registering the access API: %w", err)
+	}
+	return nil
+}
