@@ -17,14 +17,18 @@ STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 
 log() { echo "build-control-plane: $*" >&2; }
 
+# Each check captures the whole output before matching: `cmd | grep -q` under
+# pipefail fails at random when grep exits first and cmd dies of SIGPIPE.
 has_version() { # binary, expected substring
-  [[ -x "$OUT/$1" ]] && "$OUT/$1" --version 2>/dev/null | grep -q -- "$2"
+  local out
+  [[ -x "$OUT/$1" ]] && out="$("$OUT/$1" --version 2>/dev/null)" && [[ "$out" == *"$2"* ]]
 }
 
 kube_ok() {
+  local out
   has_version kube-apiserver "$K8S_VERSION" &&
     has_version kube-controller-manager "$K8S_VERSION" &&
-    [[ -x "$OUT/kubectl" ]] && "$OUT/kubectl" version --client 2>/dev/null | grep -q -- "$K8S_VERSION"
+    [[ -x "$OUT/kubectl" ]] && out="$("$OUT/kubectl" version --client 2>/dev/null)" && [[ "$out" == *"$K8S_VERSION"* ]]
 }
 
 etcd_ok() { has_version etcd "${ETCD_VERSION#v}"; }
@@ -70,7 +74,8 @@ GO
   done
   for cmd in kube-apiserver kube-controller-manager kubectl; do
     log "go build $cmd"
-    (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$OUT/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+    (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$OUT/$cmd.new" "k8s.io/kubernetes/cmd/$cmd")
+    mv -f "$OUT/$cmd.new" "$OUT/$cmd"
   done
   kube_ok || { log "built binaries do not report $K8S_VERSION"; exit 1; }
 fi
@@ -100,7 +105,9 @@ package tools
 import _ "go.etcd.io/etcd/server/v3"
 GO
   (cd "$work" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
-  (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$OUT/etcd" go.etcd.io/etcd/server/v3)
+  # Build beside the target and rename, so a running etcd is never overwritten.
+  (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$OUT/etcd.new" go.etcd.io/etcd/server/v3)
+  mv -f "$OUT/etcd.new" "$OUT/etcd"
   etcd_ok || { log "built etcd does not report $ETCD_VERSION"; exit 1; }
 fi
 

@@ -23,6 +23,7 @@ package main
 import (
 	"context"
 	"os"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
@@ -30,8 +31,10 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,6 +58,11 @@ func main() {
 	)
 	opts.BindFlags(pflag.CommandLine)
 	accessOpts.BindFlags(pflag.CommandLine)
+	var servingOpts servingOptions
+	pflag.StringVar(&servingOpts.secret, "access-api-serving-secret", "credo-access-serving-cert",
+		"The Secret, in --access-api-service-namespace, holding the access API's self-signed serving certificate shared by all replicas; created when absent. Empty: use --access-api-cert-dir as given (e.g. mounted from cert-manager).")
+	pflag.BoolVar(&servingOpts.injectCA, "access-api-inject-ca", true,
+		"Keep the APIService's caBundle set to the CA of the shared serving certificate (disable when cert-manager's cainjector does it).")
 	pflag.StringVar(&annotationDomain, "annotation-domain", "credentials.cozystack.io",
 		"The domain of the account Secret annotations <domain>/origin and <domain>/history.")
 	pflag.StringVar(&platformNamespace, "platform-namespace", "credo-system",
@@ -88,7 +96,7 @@ func main() {
 		fail(err, "unable to set up the AccountSource controller")
 	}
 	if accessOpts.Enabled() {
-		startAccessAPI(ctx, mgr.GetConfig(), mgr.GetScheme(), accessOpts, annotationDomain)
+		startAccessAPI(ctx, mgr.GetConfig(), accessOpts, servingOpts, annotationDomain)
 	}
 	ctrl.Log.Info("starting manager")
 	if err := mgr.Start(ctx); err != nil {
@@ -99,10 +107,15 @@ func main() {
 // startAccessAPI serves access.credo.dev on every replica, beside the
 // manager: it needs no leader election, reads uncached and writes
 // conditionally, so replicas never race to a wrong result.
-func startAccessAPI(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts *accessapi.Options, annotationDomain string) {
+func startAccessAPI(ctx context.Context, cfg *rest.Config, opts *accessapi.Options, serving servingOptions, annotationDomain string) {
+	scheme := newScheme()
+	utilruntime.Must(apiregistrationv1.AddToScheme(scheme))
 	direct, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		fail(err, "unable to create the access API's client")
+	}
+	if serving.secret != "" {
+		useSharedServingCert(ctx, direct, opts, serving)
 	}
 	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: account.NewKeys(annotationDomain)})
 	if err != nil {
@@ -113,6 +126,50 @@ func startAccessAPI(ctx context.Context, cfg *rest.Config, scheme *runtime.Schem
 		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
 			fail(err, "the access API server stopped with an error")
 		}
+	}()
+}
+
+// servingOptions say where the access API's self-signed serving
+// certificate is kept and whether the controller injects its CA.
+type servingOptions struct {
+	secret   string
+	injectCA bool
+}
+
+// useSharedServingCert loads (or, first, creates) the serving certificate
+// every replica shares, writes it where the server reads it, and keeps the
+// APIService's caBundle set to its CA.
+func useSharedServingCert(ctx context.Context, c client.Client, opts *accessapi.Options, serving servingOptions) {
+	ns := opts.ServiceNamespace
+	hosts := []string{
+		opts.ServiceName + "." + ns + ".svc",
+		opts.ServiceName + "." + ns + ".svc.cluster.local",
+		"localhost",
+	}
+	sc, err := accessapi.EnsureServingCert(ctx, c, ns, serving.secret, hosts)
+	if err != nil {
+		fail(err, "unable to obtain the access API's serving certificate")
+	}
+	if opts.CertDir == "" {
+		if opts.CertDir, err = os.MkdirTemp("", "credo-access-api-"); err != nil {
+			fail(err, "unable to create the access API's certificate directory")
+		}
+	}
+	if err := sc.WriteTo(opts.CertDir, opts.CertPairName); err != nil {
+		fail(err, "unable to write the access API's serving certificate")
+	}
+	if !serving.injectCA {
+		return
+	}
+	go func() {
+		// The APIService may be applied after the controller starts.
+		_ = wait.PollUntilContextCancel(ctx, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := accessapi.InjectCABundle(ctx, c, sc.CAPEM); err != nil {
+				ctrl.Log.WithName(controllerName).Info("waiting to inject the access API's CA", "reason", err.Error())
+				return false, nil
+			}
+			return true, nil
+		})
 	}()
 }
 
