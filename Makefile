@@ -82,6 +82,6 @@ $(CONTROLLER_GEN):
 	mv $(BIN)/controller-gen $@
 
 .PHONY: test-engines
-test-engines: ## Prove the verifier formats against real PostgreSQL, MariaDB and ClickHouse.
+test-engines: control-plane build ## Prove the verifier formats against real PostgreSQL, MariaDB and ClickHouse.
 	hack/engines/install.sh
 	go test $(GO_TEST_FLAGS) -tags engines -timeout 20m ./tests/engines/...
