@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	creconcile "github.com/credo-dev/credo/internal/reconcile"
 )
 
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=accountsources,verbs=get;list;watch
@@ -81,12 +82,7 @@ func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		conditions.MarkTrue(&src, meta.ReadyCondition, meta.SucceededReason,
 			"%d account(s) for %d release(s)", src.Status.Accounts, src.Status.MatchedReleases)
 	}
-	if v, ok := meta.ReconcileAnnotationValue(src.GetAnnotations()); ok {
-		src.Status.LastHandledReconcileAt = v
-	}
-	err := patcher.Patch(ctx, &src,
-		patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.StalledCondition}},
-		patch.WithStatusObservedGeneration{}, patch.WithFieldOwner(CredentialFieldOwner))
+	err := creconcile.PatchRuleStatus(ctx, patcher, &src, CredentialFieldOwner)
 	return ctrl.Result{RequeueAfter: 10 * time.Minute}, errors.Join(syncErr, err)
 }
 

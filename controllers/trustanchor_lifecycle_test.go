@@ -151,3 +151,27 @@ func TestTrustSourceWithABadSelectorIsStalled(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond).Should(Equal(trustv1.InvalidSelectorReason))
 	g.Expect(conditions.IsReady(ts)).To(BeFalse())
 }
+
+func TestTrustSourceRecordsAHandledReconcileRequest(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ts := &trustv1.TrustSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "requested"},
+		Spec:       trustv1.TrustSourceSpec{Chart: "nothing", SecretName: "{release}-ca"},
+	}
+	g.Expect(k8sClient.Create(ctx, ts)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), ts) })
+	g.Eventually(func() bool {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(ts), ts)
+		return conditions.IsReady(ts)
+	}, 10*time.Second, 100*time.Millisecond).Should(BeTrue())
+
+	token := strconv.FormatInt(time.Now().UnixNano(), 10)
+	patch := client.MergeFrom(ts.DeepCopy())
+	metav1.SetMetaDataAnnotation(&ts.ObjectMeta, meta.ReconcileRequestAnnotation, token)
+	g.Expect(k8sClient.Patch(ctx, ts, patch)).To(Succeed())
+	g.Eventually(func() string {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(ts), ts)
+		return ts.Status.LastHandledReconcileAt
+	}, 10*time.Second, 100*time.Millisecond).Should(Equal(token))
+}

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	creconcile "github.com/credo-dev/credo/internal/reconcile"
 )
 
 // +kubebuilder:rbac:groups=trust.credo.dev,resources=trustsources,verbs=get;list;watch
@@ -85,9 +86,6 @@ func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	ts.Status.MatchedReleases = matched
-	if v, ok := meta.ReconcileAnnotationValue(ts.GetAnnotations()); ok {
-		ts.Status.LastHandledReconcileAt = v
-	}
 	switch {
 	case selErr != nil:
 		conditions.MarkStalled(&ts, trustv1.InvalidSelectorReason, "%s", selErr.Error())
@@ -99,9 +97,7 @@ func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		conditions.Delete(&ts, meta.StalledCondition)
 		conditions.MarkTrue(&ts, meta.ReadyCondition, meta.SucceededReason, "rule matches %d release(s)", matched)
 	}
-	err := patcher.Patch(ctx, &ts,
-		patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.StalledCondition}},
-		patch.WithStatusObservedGeneration{}, patch.WithFieldOwner(TrustAnchorFieldOwner))
+	err := creconcile.PatchRuleStatus(ctx, patcher, &ts, TrustAnchorFieldOwner)
 	return ctrl.Result{RequeueAfter: 10 * time.Minute}, err
 }
 

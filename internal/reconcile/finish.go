@@ -19,10 +19,12 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/object"
 	"github.com/fluxcd/pkg/runtime/patch"
 	fluxreconcile "github.com/fluxcd/pkg/runtime/reconcile"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -112,4 +114,22 @@ func anyTrue(obj conditions.Getter, types []string) bool {
 		}
 	}
 	return false
+}
+
+// PatchRuleStatus ends the reconcile of a rule kind (TrustSource,
+// AccountSource), whose steps set Ready and Stalled themselves: it records
+// the handled reconcile.fluxcd.io/requestedAt and patches the status with
+// Ready and Stalled owned and observedGeneration set.
+func PatchRuleStatus(ctx context.Context, patcher *patch.SerialPatcher, obj interface {
+	client.Object
+	conditions.Setter
+}, fieldOwner string) error {
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		if err := object.SetStatusLastHandledReconcileAt(obj, v); err != nil {
+			return fmt.Errorf("recording the handled reconcile request: %w", err)
+		}
+	}
+	return patcher.Patch(ctx, obj,
+		patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.StalledCondition}},
+		patch.WithStatusObservedGeneration{}, patch.WithFieldOwner(fieldOwner))
 }
