@@ -39,7 +39,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Mint{}, &Revocation{})
+	s.AddKnownTypes(GroupVersion, &Mint{}, &Revocation{}, &JoinTokenRequest{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -83,3 +83,41 @@ type Revocation struct {
 	Spec   AccountRequestSpec `json:"spec"`
 	Status RevocationStatus   `json:"status,omitempty"`
 }
+
+// JoinTokenRequestSpec asks for a join token of an EnrollmentPolicy.
+type JoinTokenRequestSpec struct {
+	// Policy is an EnrollmentPolicy in the request's namespace.
+	// +required
+	Policy string `json:"policy"`
+
+	// Lifetime of the token; at most, and by default, the policy's tokenLifetime.
+	// +optional
+	Lifetime *metav1.Duration `json:"lifetime,omitempty"`
+
+	// Description is recorded in the JoinToken.
+	// +optional
+	Description string `json:"description,omitempty"`
+}
+
+// JoinTokenRequestStatus is the response: the token, once.
+type JoinTokenRequestStatus struct {
+	// Token is "<id>.<secret>". Only a hash of the secret is stored; a lost
+	// token is answered by another request (and the revocation of this one).
+	Token string `json:"token"`
+	// ID is the token's id: the name of its JoinToken record.
+	ID string `json:"id"`
+	// ExpiresAt is when the token stops enrolling.
+	ExpiresAt metav1.Time `json:"expiresAt"`
+}
+
+// +kubebuilder:object:root=true
+
+// JoinTokenRequest mints a join token from an EnrollmentPolicy and returns
+// it once. Create-only.
+type JoinTokenRequest struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   JoinTokenRequestSpec   `json:"spec"`
+	Status JoinTokenRequestStatus `json:"status,omitempty"`
+}

@@ -1,0 +1,175 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// EnrollmentPolicyKind is the kind of an EnrollmentPolicy.
+	EnrollmentPolicyKind = "EnrollmentPolicy"
+
+	// DefaultTokenLifetime, DefaultCertificateTTL and DefaultRenewalGrace
+	// apply when the spec leaves them out.
+	DefaultTokenLifetime  = 24 * time.Hour
+	DefaultCertificateTTL = 24 * time.Hour
+	DefaultRenewalGrace   = time.Hour
+
+	// MaxRenewalGrace bounds spec.renewalGrace: beyond it an expired
+	// certificate renews nothing and the workload enrolls again with a token.
+	MaxRenewalGrace = 7 * 24 * time.Hour
+)
+
+// LabelRule allows one label key on enrolled workloads.
+type LabelRule struct {
+	// Key of the label, a Kubernetes label key.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +required
+	Key string `json:"key"`
+
+	// Values the label may take. Empty allows any valid label value.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Values []string `json:"values,omitempty"`
+}
+
+// EnrollmentPolicySpec says what workloads enrolled under the policy may be.
+type EnrollmentPolicySpec struct {
+	// AllowedLabels are the labels a workload enrolled under this policy may
+	// carry. A label not listed, or a value not allowed, refuses the enrollment.
+	// +listType=map
+	// +listMapKey=key
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedLabels []LabelRule `json:"allowedLabels,omitempty"`
+
+	// TokenLifetime is the longest lifetime of a join token minted from the
+	// policy, and the default one. Defaults to 24h.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	TokenLifetime *metav1.Duration `json:"tokenLifetime,omitempty"`
+
+	// CertificateTTL is the lifetime of the workload certificates. Defaults to 24h.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	CertificateTTL *metav1.Duration `json:"certificateTTL,omitempty"`
+
+	// RenewalGrace is how long after expiry a certificate may still renew
+	// (and do nothing else). Defaults to 1h, at most 168h.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	RenewalGrace *metav1.Duration `json:"renewalGrace,omitempty"`
+
+	// Revoked stops the policy: its tokens enroll nothing and its workloads
+	// renew nothing. Their certificates lapse within one TTL.
+	// +optional
+	Revoked bool `json:"revoked,omitempty"`
+}
+
+// EnrollmentPolicyStatus is the observed state of an EnrollmentPolicy.
+type EnrollmentPolicyStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions are Ready, Reconciling and Stalled.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Tokens is the number of join tokens of the policy that can still enroll.
+	// +optional
+	Tokens int32 `json:"tokens"`
+
+	// Enrollments is the number of Workloads registered under the policy.
+	// +optional
+	Enrollments int32 `json:"enrollments"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ep,categories=credo;enrollment
+// +kubebuilder:printcolumn:name="TTL",type=string,JSONPath=`.spec.certificateTTL`
+// +kubebuilder:printcolumn:name="Revoked",type=boolean,JSONPath=`.spec.revoked`
+// +kubebuilder:printcolumn:name="Tokens",type=integer,JSONPath=`.status.tokens`
+// +kubebuilder:printcolumn:name="Workloads",type=integer,JSONPath=`.status.enrollments`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// EnrollmentPolicy is the scope join tokens are minted from: which labels
+// workloads may carry, how long tokens and certificates live.
+type EnrollmentPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   EnrollmentPolicySpec   `json:"spec,omitempty"`
+	Status EnrollmentPolicyStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *EnrollmentPolicy) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *EnrollmentPolicy) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil || d.Duration <= 0 {
+		return def
+	}
+	return d.Duration
+}
+
+// GetTokenLifetime returns spec.tokenLifetime or its default.
+func (in *EnrollmentPolicy) GetTokenLifetime() time.Duration {
+	return durationOr(in.Spec.TokenLifetime, DefaultTokenLifetime)
+}
+
+// GetCertificateTTL returns spec.certificateTTL or its default.
+func (in *EnrollmentPolicy) GetCertificateTTL() time.Duration {
+	return durationOr(in.Spec.CertificateTTL, DefaultCertificateTTL)
+}
+
+// GetRenewalGrace returns spec.renewalGrace or its default, capped at MaxRenewalGrace.
+func (in *EnrollmentPolicy) GetRenewalGrace() time.Duration {
+	return min(durationOr(in.Spec.RenewalGrace, DefaultRenewalGrace), MaxRenewalGrace)
+}
+
+// +kubebuilder:object:root=true
+
+// EnrollmentPolicyList contains a list of EnrollmentPolicy.
+type EnrollmentPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []EnrollmentPolicy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&EnrollmentPolicy{}, &EnrollmentPolicyList{})
+}

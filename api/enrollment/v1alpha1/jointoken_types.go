@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// JoinTokenKind is the kind of a JoinToken.
+	JoinTokenKind = "JoinToken"
+)
+
+// JoinTokenSpec is the record of a join token. It holds a hash of the
+// token's secret part, never the secret. Written by the access API when a
+// JoinTokenRequest is created; tenants revoke it by setting revoked.
+// +kubebuilder:validation:XValidation:rule="self.policy == oldSelf.policy",message="policy is immutable"
+// +kubebuilder:validation:XValidation:rule="self.secretHash == oldSelf.secretHash",message="secretHash is immutable"
+// +kubebuilder:validation:XValidation:rule="self.expiresAt == oldSelf.expiresAt",message="expiresAt is immutable"
+// +kubebuilder:validation:XValidation:rule="!oldSelf.revoked || self.revoked",message="a revoked token cannot be reinstated"
+type JoinTokenSpec struct {
+	// Policy is the EnrollmentPolicy, in the token's namespace, it enrolls under.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Policy string `json:"policy"`
+
+	// SecretHash is "sha256:<hex>" of the token's secret part.
+	// +kubebuilder:validation:Pattern="^sha256:[0-9a-f]{64}$"
+	// +required
+	SecretHash string `json:"secretHash"`
+
+	// ExpiresAt is when the token stops enrolling.
+	// +required
+	ExpiresAt metav1.Time `json:"expiresAt"`
+
+	// Revoked stops the token: it enrolls nothing further. Workloads it
+	// enrolled keep renewing.
+	// +optional
+	Revoked bool `json:"revoked,omitempty"`
+
+	// CreatedBy is the user that requested the token, as kube-apiserver
+	// authenticated them.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	CreatedBy string `json:"createdBy,omitempty"`
+
+	// Description is free text given at creation.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Description string `json:"description,omitempty"`
+}
+
+// JoinTokenStatus records the token's uses.
+type JoinTokenStatus struct {
+	// Uses is the number of workloads enrolled with the token.
+	// +optional
+	Uses int64 `json:"uses"`
+
+	// LastUsedAt is when the token last enrolled a workload.
+	// +optional
+	LastUsedAt *metav1.Time `json:"lastUsedAt,omitempty"`
+
+	// LastWorkload is the UUID of the workload the token last enrolled.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	LastWorkload string `json:"lastWorkload,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=jt,categories=credo;enrollment
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
+// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.spec.expiresAt`
+// +kubebuilder:printcolumn:name="Revoked",type=boolean,JSONPath=`.spec.revoked`
+// +kubebuilder:printcolumn:name="Uses",type=integer,JSONPath=`.status.uses`
+// +kubebuilder:printcolumn:name="Last Used",type=date,JSONPath=`.status.lastUsedAt`
+// +kubebuilder:printcolumn:name="Created By",type=string,JSONPath=`.spec.createdBy`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// JoinToken is the record of one join token: its name is the token's id.
+type JoinToken struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   JoinTokenSpec   `json:"spec,omitempty"`
+	Status JoinTokenStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// JoinTokenList contains a list of JoinToken.
+type JoinTokenList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []JoinToken `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&JoinToken{}, &JoinTokenList{})
+}

@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// WorkloadKind is the kind of a Workload.
+	WorkloadKind = "Workload"
+)
+
+// WorkloadSpec is the registry entry of an enrolled workload: what it may
+// do is decided here, not by its certificate. Written by the enrollment
+// server; the workload's name is its UUID.
+// +kubebuilder:validation:XValidation:rule="self.policy == oldSelf.policy",message="policy is immutable"
+// +kubebuilder:validation:XValidation:rule="self.token == oldSelf.token",message="token is immutable"
+type WorkloadSpec struct {
+	// Policy is the EnrollmentPolicy the workload enrolled under.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Policy string `json:"policy"`
+
+	// Token is the id of the JoinToken the workload enrolled with.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Token string `json:"token"`
+
+	// Hostname the agent reported.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Hostname string `json:"hostname,omitempty"`
+
+	// Labels of the workload, allowed by the policy when it enrolled.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// WorkloadStatus is the workload's current certificate.
+type WorkloadStatus struct {
+	// Conditions: Ready is True once the workload holds a certificate.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Serial of the current certificate, lower-case hex. Only the
+	// certificate with this serial may renew.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Serial string `json:"serial,omitempty"`
+
+	// NotBefore and NotAfter of the current certificate.
+	// +optional
+	NotBefore *metav1.Time `json:"notBefore,omitempty"`
+	// +optional
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+
+	// RenewAfter is the start of the renewal window: the last third of the lifetime.
+	// +optional
+	RenewAfter *metav1.Time `json:"renewAfter,omitempty"`
+
+	// EnrolledAt is when the first certificate was issued.
+	// +optional
+	EnrolledAt *metav1.Time `json:"enrolledAt,omitempty"`
+
+	// LastRenewal is when the certificate was last renewed.
+	// +optional
+	LastRenewal *metav1.Time `json:"lastRenewal,omitempty"`
+
+	// Renewals is the number of renewals since enrollment.
+	// +optional
+	Renewals int64 `json:"renewals,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=wl,categories=credo;enrollment
+// +kubebuilder:printcolumn:name="Hostname",type=string,JSONPath=`.spec.hostname`
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
+// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.status.notAfter`
+// +kubebuilder:printcolumn:name="Renew After",type=date,JSONPath=`.status.renewAfter`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Serial",type=string,JSONPath=`.status.serial`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Workload is an enrolled agent: its certificate carries only
+// credo://workload/<name>; everything else about it lives here.
+type Workload struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   WorkloadSpec   `json:"spec,omitempty"`
+	Status WorkloadStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *Workload) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *Workload) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// WorkloadList contains a list of Workload.
+type WorkloadList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Workload `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Workload{}, &WorkloadList{})
+}

@@ -1,0 +1,164 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package enrollapi is the wire contract between the enrollment server and
+// agents: paths, JSON bodies, error reasons and the workload identity URI.
+// It has no dependencies beyond the standard library so that any Go program
+// can speak it.
+//
+// Enrollment takes two calls so that the certificate request can name the
+// identity the control plane assigned (an external issuer signs what the CSR
+// asks for, nothing else):
+//
+//  1. POST PathWorkloads with EnrollRequest (the join token, hostname and
+//     labels): the token and labels are checked, a Workload is registered
+//     and its UUID returned in EnrollResponse. No certificate yet.
+//  2. POST PathCertificate(uuid) with CertificateRequest (the same token and a
+//     CSR whose only SAN is WorkloadURI(uuid)): the certificate is signed and
+//     returned in CertificateResponse; the token's use is recorded.
+//
+// Renewal is POST PathRenewal(uuid) with RenewalRequest over a TLS
+// connection authenticated by the workload's current certificate.
+// GET PathBundle returns the trust bundle (no authentication).
+package enrollapi
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+const (
+	// PathWorkloads registers a workload (step 1 of enrollment).
+	PathWorkloads = "/v1/workloads"
+	// PathBundle serves the trust bundle, PEM, content type application/x-pem-file.
+	PathBundle = "/v1/bundle"
+
+	// URIScheme and URIHost form the one URI SAN: credo://workload/<uuid>.
+	URIScheme = "credo"
+	URIHost   = "workload"
+
+	// TokenSeparator separates a join token's id from its secret part.
+	TokenSeparator = "."
+)
+
+// PathCertificate is where a registered workload gets its first certificate (step 2).
+func PathCertificate(uuid string) string { return PathWorkloads + "/" + uuid + "/certificate" }
+
+// PathRenewal is where a workload renews with its current certificate.
+func PathRenewal(uuid string) string { return PathWorkloads + "/" + uuid + "/renewal" }
+
+// WorkloadURI returns credo://workload/<uuid>.
+func WorkloadURI(uuid string) *url.URL {
+	return &url.URL{Scheme: URIScheme, Host: URIHost, Path: "/" + uuid}
+}
+
+// ParseWorkloadURI returns the UUID of a credo://workload/<uuid> URI, or an error.
+func ParseWorkloadURI(u *url.URL) (string, error) {
+	if u == nil || u.Scheme != URIScheme || u.Host != URIHost || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("not a workload URI: want %s://%s/<uuid>", URIScheme, URIHost)
+	}
+	id := strings.TrimPrefix(u.Path, "/")
+	if id == "" || strings.Contains(id, "/") {
+		return "", fmt.Errorf("not a workload URI: want %s://%s/<uuid>", URIScheme, URIHost)
+	}
+	return id, nil
+}
+
+// EnrollRequest is step 1: who the workload says it is, and the token that allows it.
+type EnrollRequest struct {
+	// Token is the join token, "<id>.<secret>".
+	Token string `json:"token"`
+	// Hostname of the host the agent runs on; recorded in the Workload.
+	Hostname string `json:"hostname"`
+	// Labels the workload asks for; each must be allowed by the token's policy.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// EnrollResponse is the answer to step 1.
+type EnrollResponse struct {
+	// UUID is the identity the control plane assigned.
+	UUID string `json:"uuid"`
+	// Namespace of the Workload and its policy.
+	Namespace string `json:"namespace"`
+	// URI is the only SAN the certificate request must carry.
+	URI string `json:"uri"`
+}
+
+// CertificateRequest is step 2: the CSR for the assigned identity.
+type CertificateRequest struct {
+	// Token is the same join token as in step 1.
+	Token string `json:"token"`
+	// CSR is a PEM "CERTIFICATE REQUEST" whose only SAN is the workload URI.
+	CSR string `json:"csr"`
+}
+
+// RenewalRequest renews over a connection authenticated by the current certificate.
+type RenewalRequest struct {
+	// CSR is a PEM "CERTIFICATE REQUEST" whose only SAN is the workload URI.
+	// The agent may reuse its key or send a new one.
+	CSR string `json:"csr"`
+}
+
+// CertificateResponse carries a signed certificate.
+type CertificateResponse struct {
+	// UUID of the workload.
+	UUID string `json:"uuid"`
+	// Certificate is the leaf, PEM.
+	Certificate string `json:"certificate"`
+	// Chain holds the intermediates between the leaf and a bundle root, PEM; may be empty.
+	Chain string `json:"chain,omitempty"`
+	// Bundle is the trust bundle: every CA a peer should trust now, PEM.
+	Bundle string `json:"bundle"`
+	// NotAfter of the certificate, RFC 3339.
+	NotAfter string `json:"notAfter"`
+	// RenewalGraceSeconds is how long after NotAfter a renewal is still accepted.
+	RenewalGraceSeconds int64 `json:"renewalGraceSeconds"`
+}
+
+// Reasons carried by Error. Each is stable: agents and alerts key on them.
+const (
+	ReasonBadRequest         = "BadRequest"
+	ReasonTokenInvalid       = "TokenInvalid" // unknown id or wrong secret: one answer for both
+	ReasonTokenExpired       = "TokenExpired"
+	ReasonTokenRevoked       = "TokenRevoked"
+	ReasonPolicyRevoked      = "PolicyRevoked"
+	ReasonLabelsNotAllowed   = "LabelsNotAllowed"
+	ReasonCSRInvalid         = "CSRInvalid"
+	ReasonWorkloadNotFound   = "WorkloadNotFound"
+	ReasonNotCurrent         = "CertificateNotCurrent" // renewal with an older certificate of the workload
+	ReasonRenewalGraceOver   = "RenewalGraceExceeded"  // re-enrollment with a token is needed
+	ReasonUnauthenticated    = "Unauthenticated"
+	ReasonRateLimited        = "RateLimited"
+	ReasonSigningUnavailable = "SigningUnavailable"
+)
+
+// Error is the JSON body of every non-2xx answer.
+type Error struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Reason + ": " + e.Message }
+
+// NeedsReenrollment reports whether the agent must enroll again with a new token.
+func (e *Error) NeedsReenrollment() bool {
+	switch e.Reason {
+	case ReasonWorkloadNotFound, ReasonNotCurrent, ReasonRenewalGraceOver, ReasonPolicyRevoked:
+		return true
+	}
+	return false
+}
