@@ -1,0 +1,50 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Reasons of the Ready condition of a Workload.
+const (
+	// PendingReason (False): registered by enrollment step 1, no certificate yet.
+	PendingReason string = "Pending"
+	// EnrolledReason (True): the first certificate was issued.
+	EnrolledReason string = "Enrolled"
+	// RenewedReason (True): the certificate was renewed.
+	RenewedReason string = "Renewed"
+	// ExpiredReason (False): the certificate expired and the renewal grace is
+	// over; the workload must enroll again with a token.
+	ExpiredReason string = "Expired"
+)
+
+// Reasons of the Ready condition of an EnrollmentPolicy.
+const (
+	// PolicyRevokedReason (False): spec.revoked is set; nothing enrolls or renews.
+	PolicyRevokedReason string = "Revoked"
+)
+
+// Reasons of events emitted by the enrollment server (Warning unless noted).
+const (
+	// EnrollmentRefusedReason: an enrollment was refused (bad token, labels, CSR).
+	EnrollmentRefusedReason string = "EnrollmentRefused"
+	// RenewalRefusedReason: a renewal was refused (not current, grace over, policy revoked).
+	RenewalRefusedReason string = "RenewalRefused"
+	// EnrolledEventReason (Normal): a workload received its first certificate.
+	EnrolledEventReason string = "Enrolled"
+	// TokenAttemptsRateLimitedReason: failed token attempts from one address were rate limited.
+	TokenAttemptsRateLimitedReason string = "TokenAttemptsRateLimited"
+	// CARotatedReason (Normal): the embedded CA was rotated.
+	CARotatedReason string = "CARotated"
+)
