@@ -69,6 +69,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		}, nil, metav1.Time{}.OpenAPIModelName()),
 	}
 	maps.Copy(defs, ours)
+	maps.Copy(defs, joinTokenDefinitions(ref))
+	maps.Copy(defs, accountDefinitions(ref))
 	return defs
 }
 
@@ -78,7 +80,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 // every other model is named by the scheme's namer.
 func definitionNamer() func(string) (string, spec.Extensions) {
 	namer := openapinamer.NewDefinitionNamer(Scheme)
-	kinds := map[string]string{mintType: "Mint", revocationType: "Revocation"}
+	kinds := map[string]string{mintType: "Mint", revocationType: "Revocation", joinTokenRequestType: "JoinTokenRequest"}
+	maps.Copy(kinds, accountKinds)
 	return func(name string) (string, spec.Extensions) {
 		short, ok := strings.CutPrefix(name, typePrefix)
 		if !ok {

@@ -97,6 +97,13 @@ func New(opts *Options, ops *Operations) (*Server, error) {
 	group.VersionedResourcesStorageMap[accessv1.GroupVersion.Version] = map[string]rest.Storage{
 		"mints":       NewMintREST(ops),
 		"revocations": NewRevocationREST(ops),
+		// Join tokens of enrollment.credo.dev policies, minted like passwords.
+		"jointokenrequests": &JoinTokenREST{Client: ops.Client, Now: ops.Now},
+		// The account view, and mint and revoke naming the account in the URL
+		// (and so in kube-apiserver's audit log).
+		"accounts":            NewAccountREST(ops),
+		"accounts/mint":       NewAccountMintREST(ops),
+		"accounts/revocation": NewAccountRevocationREST(ops),
 	}
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("installing access.credo.dev: %w", err)

@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package accessapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/enrollment"
+)
+
+// +kubebuilder:rbac:groups=enrollment.credo.dev,resources=enrollmentpolicies,verbs=get
+// +kubebuilder:rbac:groups=enrollment.credo.dev,resources=jointokens,verbs=create
+
+var joinTokenRequestsResource = accessv1.GroupVersion.WithResource("jointokenrequests").GroupResource()
+
+// maxDescription bounds a token's description, as the JoinToken CRD does.
+const maxDescription = 256
+
+// JoinTokenREST is the create-only storage of join token requests: it
+// writes the token's record (a hash of its secret) and returns the token once.
+type JoinTokenREST struct {
+	// Client reads and writes directly against the API server.
+	Client client.Client
+	// Now returns the time; time.Now when nil.
+	Now func() time.Time
+}
+
+var (
+	_ rest.Storage                  = &JoinTokenREST{}
+	_ rest.Creater                  = &JoinTokenREST{}
+	_ rest.Scoper                   = &JoinTokenREST{}
+	_ rest.SingularNameProvider     = &JoinTokenREST{}
+	_ rest.GroupVersionKindProvider = &JoinTokenREST{}
+)
+
+// New returns an empty JoinTokenRequest.
+func (r *JoinTokenREST) New() runtime.Object { return &accessv1.JoinTokenRequest{} }
+
+// Destroy releases nothing: there is no store.
+func (r *JoinTokenREST) Destroy() {}
+
+// NamespaceScoped is true: a token enrolls under a policy of its namespace.
+func (r *JoinTokenREST) NamespaceScoped() bool { return true }
+
+// GetSingularName returns "jointokenrequest".
+func (r *JoinTokenREST) GetSingularName() string { return "jointokenrequest" }
+
+// GroupVersionKind returns access.credo.dev/v1alpha1 JoinTokenRequest.
+func (r *JoinTokenREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return accessv1.GroupVersion.WithKind("JoinTokenRequest")
+}
+
+// Create mints a join token from the request's policy and returns it once.
+func (r *JoinTokenREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	in, ok := obj.(*accessv1.JoinTokenRequest)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a JoinTokenRequest: %T", obj))
+	}
+	namespace, user, err := request(ctx, obj, createValidation, options)
+	if err != nil {
+		return nil, err
+	}
+	spec := in.Spec
+	if spec.Policy == "" {
+		return nil, apierrors.NewBadRequest("spec.policy is required")
+	}
+	if len(spec.Description) > maxDescription {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("spec.description is longer than %d characters", maxDescription))
+	}
+	var policy enrollv1.EnrollmentPolicy
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.Policy}, &policy); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewNotFound(enrollv1.GroupVersion.WithResource("enrollmentpolicies").GroupResource(), spec.Policy)
+		}
+		return nil, apierrors.NewInternalError(fmt.Errorf("reading EnrollmentPolicy %s: %w", spec.Policy, err))
+	}
+	if policy.Spec.Revoked {
+		return nil, apierrors.NewForbidden(joinTokenRequestsResource, spec.Policy,
+			errors.New("the enrollment policy is revoked: it mints no token"))
+	}
+	lifetime := policy.GetTokenLifetime()
+	if spec.Lifetime != nil {
+		if spec.Lifetime.Duration <= 0 || spec.Lifetime.Duration > lifetime {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf(
+				"spec.lifetime must be positive and at most the policy's tokenLifetime (%s)", lifetime))
+		}
+		lifetime = spec.Lifetime.Duration
+	}
+
+	now := time.Now()
+	if r.Now != nil {
+		now = r.Now()
+	}
+	tok, jt, err := r.createRecord(ctx, &policy, user, spec.Description, now.Add(lifetime))
+	if err != nil {
+		return nil, err
+	}
+	out := in.DeepCopy()
+	out.Namespace = namespace
+	out.CreationTimestamp = metav1.NewTime(now)
+	out.Status = accessv1.JoinTokenRequestStatus{Token: tok.String(), ID: tok.ID, ExpiresAt: jt.Spec.ExpiresAt}
+	return out, nil
+}
+
+// createRecord writes the JoinToken, owned by the policy so it goes with
+// it. An id already taken (one in 2^80) is answered with a new token.
+func (r *JoinTokenREST) createRecord(ctx context.Context, policy *enrollv1.EnrollmentPolicy, user, description string, expires time.Time) (enrollment.Token, *enrollv1.JoinToken, error) {
+	for range 3 {
+		tok, err := enrollment.NewToken()
+		if err != nil {
+			return enrollment.Token{}, nil, apierrors.NewInternalError(err)
+		}
+		jt := &enrollv1.JoinToken{
+			ObjectMeta: metav1.ObjectMeta{Name: tok.ID, Namespace: policy.Namespace},
+			Spec: enrollv1.JoinTokenSpec{
+				Policy: policy.Name, SecretHash: tok.Hash(), ExpiresAt: metav1.NewTime(expires.UTC().Truncate(time.Second)),
+				CreatedBy: user, Description: description,
+			},
+		}
+		if err := controllerutil.SetOwnerReference(policy, jt, r.Client.Scheme()); err != nil {
+			return enrollment.Token{}, nil, apierrors.NewInternalError(err)
+		}
+		err = r.Client.Create(ctx, jt)
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			return enrollment.Token{}, nil, apierrors.NewInternalError(fmt.Errorf("writing the JoinToken record: %w", err))
+		}
+		return tok, jt, nil
+	}
+	return enrollment.Token{}, nil, apierrors.NewInternalError(errors.New("could not find a free token id"))
+}
+

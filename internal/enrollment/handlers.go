@@ -1,0 +1,282 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment
+
+import (
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/pkg/enrollapi"
+)
+
+// handleEnroll is step 1: check the token and the labels, register the
+// workload, return its UUID.
+func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
+	var req enrollapi.EnrollRequest
+	if e := decode(r, &req); e != nil {
+		s.fail(w, e)
+		return
+	}
+	jt, policy, e := s.checkToken(r, req.Token)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	if req.Hostname != "" {
+		if errs := validation.IsDNS1123Subdomain(strings.ToLower(req.Hostname)); len(errs) > 0 {
+			s.refuse(w, jt, badRequest("hostname is not a DNS name: %s", errs[0]))
+			return
+		}
+	}
+	if e := checkLabels(policy, req.Labels); e != nil {
+		s.refuse(w, jt, e)
+		return
+	}
+	id := uuid.NewString()
+	wl := &enrollv1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: jt.Namespace},
+		Spec: enrollv1.WorkloadSpec{
+			Policy: policy.Name, Token: jt.Name, Hostname: req.Hostname, Labels: req.Labels,
+		},
+	}
+	if err := s.Client.Create(r.Context(), wl); err != nil {
+		s.fail(w, unavailable("registering the workload", err))
+		return
+	}
+	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+		Type: "Ready", Status: metav1.ConditionFalse, Reason: enrollv1.PendingReason,
+		Message: "registered; waiting for the certificate request", ObservedGeneration: wl.Generation,
+	})
+	if err := s.Client.Status().Update(r.Context(), wl); err != nil {
+		s.Log.Info("could not mark the workload pending", "workload", id, "namespace", jt.Namespace, "error", err.Error())
+	}
+	s.Log.V(1).Info("workload registered", "workload", id, "namespace", jt.Namespace, "token", jt.Name)
+	writeJSON(w, http.StatusCreated, &enrollapi.EnrollResponse{
+		UUID: id, Namespace: jt.Namespace, URI: enrollapi.WorkloadURI(id).String(),
+	})
+}
+
+// handleCertificate is step 2: the token again and a CSR for the assigned
+// identity; signs, records the serial and the token's use.
+func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("uuid")
+	var req enrollapi.CertificateRequest
+	if e := decode(r, &req); e != nil {
+		s.fail(w, e)
+		return
+	}
+	jt, policy, e := s.checkToken(r, req.Token)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	wl, e := s.findWorkload(r.Context(), id)
+	if e != nil || wl.Namespace != jt.Namespace || wl.Spec.Token != jt.Name {
+		s.refuse(w, jt, &apiError{status: http.StatusNotFound, reason: enrollapi.ReasonWorkloadNotFound,
+			msg: fmt.Sprintf("workload %s was not registered with this token; start the enrollment again", id)})
+		return
+	}
+	if wl.Status.Serial != "" {
+		s.refuse(w, jt, &apiError{status: http.StatusConflict, reason: enrollapi.ReasonBadRequest,
+			msg: fmt.Sprintf("workload %s already holds a certificate; it renews with it", id)})
+		return
+	}
+	csr, err := CheckCSR([]byte(req.CSR), enrollapi.WorkloadURI(id), id)
+	if err != nil {
+		s.refuse(w, jt, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
+		return
+	}
+	resp, e := s.issue(r.Context(), wl, policy, csr, false)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	s.recordUse(r.Context(), jt, id)
+	s.event(wl, corev1.EventTypeNormal, enrollv1.EnrolledEventReason,
+		"enrolled with join token %s; certificate %s valid until %s", jt.Name, wl.Status.Serial, resp.NotAfter)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// handleRenewal renews a workload authenticated by its current certificate,
+// expired or not, within the policy's grace.
+func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("uuid")
+	var req enrollapi.RenewalRequest
+	if e := decode(r, &req); e != nil {
+		s.fail(w, e)
+		return
+	}
+	leaf, e := s.authenticate(r, id)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	wl, e := s.findWorkload(r.Context(), id)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	policy, e := s.usablePolicy(r.Context(), wl.Namespace, wl.Spec.Policy)
+	if e != nil {
+		s.refuseRenewal(w, wl, e)
+		return
+	}
+	if wl.Status.Serial == "" || wl.Status.Serial != serialHex(leaf) {
+		s.refuseRenewal(w, wl, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonNotCurrent,
+			msg: fmt.Sprintf("certificate %s is not the current certificate of workload %s; only the latest certificate renews", serialHex(leaf), id)})
+		return
+	}
+	grace := policy.GetRenewalGrace()
+	if s.now().After(leaf.NotAfter.Add(grace)) {
+		s.refuseRenewal(w, wl, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonRenewalGraceOver,
+			msg: fmt.Sprintf("the certificate expired at %s, more than the renewal grace (%s) ago; enroll again with a join token",
+				leaf.NotAfter.UTC().Format("2006-01-02T15:04:05Z"), grace)})
+		return
+	}
+	csr, err := CheckCSR([]byte(req.CSR), enrollapi.WorkloadURI(id), id)
+	if err != nil {
+		s.refuseRenewal(w, wl, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
+		return
+	}
+	resp, e := s.issue(r.Context(), wl, policy, csr, true)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
+	bundle, err := s.CA.Bundle(r.Context())
+	if err != nil {
+		s.fail(w, unavailable("reading the trust bundle", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-pem-file")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(bundle)
+}
+
+// checkToken rate-limits the caller's address, then finds and checks the
+// token and its policy. A failure costs the address one attempt and never
+// changes the token.
+func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *enrollv1.EnrollmentPolicy, *apiError) {
+	addr := clientAddr(r)
+	if !s.Limiter.Allowed(addr) {
+		s.Log.Info("failed join token attempts rate limited", "address", addr)
+		return nil, nil, &apiError{status: http.StatusTooManyRequests, reason: enrollapi.ReasonRateLimited,
+			msg: "too many failed join token attempts from this address; wait and retry"}
+	}
+	tok, err := ParseToken(raw)
+	if err != nil {
+		s.Limiter.Failed(addr)
+		return nil, nil, &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonTokenInvalid, msg: err.Error()}
+	}
+	jt, e := s.findToken(r.Context(), tok)
+	if e != nil {
+		if e.status != http.StatusServiceUnavailable {
+			s.Limiter.Failed(addr)
+			s.Log.Info("enrollment refused", "reason", e.reason, "address", addr)
+		}
+		return nil, nil, e
+	}
+	policy, e := s.usableToken(r.Context(), jt)
+	if e != nil {
+		if e.status != http.StatusServiceUnavailable {
+			s.Limiter.Failed(addr)
+			s.event(jt, corev1.EventTypeWarning, enrollv1.EnrollmentRefusedReason, "%s: %s", e.reason, e.msg)
+		}
+		return nil, nil, e
+	}
+	return jt, policy, nil
+}
+
+// authenticate checks the client certificate: it chains to the bundle (its
+// validity period is judged by the caller, against the grace) and its only
+// URI names the workload of the path.
+func (s *Server) authenticate(r *http.Request, id string) (*x509.Certificate, *apiError) {
+	unauth := func(msg string) *apiError {
+		return &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonUnauthenticated, msg: msg}
+	}
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return nil, unauth("renewal needs the workload's current certificate as the TLS client certificate")
+	}
+	leaf := r.TLS.PeerCertificates[0]
+	bundle, err := s.CA.Bundle(r.Context())
+	if err != nil {
+		return nil, unavailable("reading the trust bundle", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(bundle) {
+		return nil, unavailable("reading the trust bundle", fmt.Errorf("no certificate in it"))
+	}
+	inter := x509.NewCertPool()
+	for _, c := range r.TLS.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	if s.now().Before(leaf.NotBefore) {
+		return nil, unauth("the client certificate is not valid yet")
+	}
+	// Verified at an instant inside its own validity: expiry is judged
+	// against the renewal grace afterwards.
+	at := leaf.NotAfter.Add(-time.Second)
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: at,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return nil, unauth("the client certificate was not issued by the enrollment CA")
+	}
+	if len(leaf.URIs) != 1 {
+		return nil, unauth("the client certificate does not carry exactly one workload URI")
+	}
+	got, err := enrollapi.ParseWorkloadURI(leaf.URIs[0])
+	if err != nil || got != id {
+		return nil, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonUnauthenticated,
+			msg: fmt.Sprintf("the client certificate is not workload %s's", id)}
+	}
+	return leaf, nil
+}
+
+func serialHex(c *x509.Certificate) string { return fmt.Sprintf("%x", c.SerialNumber) }
+
+// refuse answers a refused enrollment and records it on the token.
+func (s *Server) refuse(w http.ResponseWriter, jt *enrollv1.JoinToken, e *apiError) {
+	s.event(jt, corev1.EventTypeWarning, enrollv1.EnrollmentRefusedReason, "%s: %s", e.reason, e.msg)
+	s.fail(w, e)
+}
+
+// refuseRenewal answers a refused renewal and records it on the workload.
+func (s *Server) refuseRenewal(w http.ResponseWriter, wl *enrollv1.Workload, e *apiError) {
+	s.event(wl, corev1.EventTypeWarning, enrollv1.RenewalRefusedReason, "%s: %s", e.reason, e.msg)
+	s.fail(w, e)
+}
+
+func (s *Server) event(obj runtime.Object, eventType, reason, format string, args ...any) {
+	if s.Recorder == nil {
+		return
+	}
+	s.Recorder.AnnotatedEventf(obj, nil, nil, eventType, reason, eventAction, format, args...)
+}

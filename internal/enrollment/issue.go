@@ -1,0 +1,169 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/ca"
+	"github.com/credo-dev/credo/pkg/enrollapi"
+)
+
+// Backdate is how far before now a certificate's notBefore is set: enough
+// for a clock a little behind, bounded by max and by a twentieth of the TTL
+// so that short lifetimes keep their shape.
+func Backdate(ttl, max time.Duration) time.Duration {
+	if max <= 0 {
+		max = DefaultMaxBackdate
+	}
+	return min(max, ttl/20)
+}
+
+// RenewAfter is the start of the renewal window: the last third of the
+// certificate's lifetime. Agents add their own jitter inside the window.
+func RenewAfter(notBefore, notAfter time.Time) time.Time {
+	return notBefore.Add(notAfter.Sub(notBefore) * 2 / 3)
+}
+
+// issue signs csr for wl under policy, checks what came back, and records
+// the new serial with a conditional update of the Workload's status. Only
+// after that write is the certificate returned: the registry always names
+// the one certificate that may renew.
+func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy, csr *x509.CertificateRequest, renewal bool) (*enrollapi.CertificateResponse, *apiError) {
+	now := s.now()
+	ttl := policy.GetCertificateTTL()
+	uri := enrollapi.WorkloadURI(wl.Name)
+	issued, err := s.CA.Sign(ctx, ca.SigningRequest{
+		CSR: csr.Raw, PublicKey: csr.PublicKey, URI: uri,
+		NotBefore: now.Add(-Backdate(ttl, s.MaxBackdate)), NotAfter: now.Add(ttl),
+	})
+	if err != nil {
+		return nil, unavailable("signing the certificate", err)
+	}
+	cert := issued.Certificate
+	if err := checkIssued(cert, csr, uri.String()); err != nil {
+		s.Log.Error(err, "the certificate authority returned a certificate that was not asked for", "workload", wl.Name)
+		return nil, unavailable("signing the certificate", err)
+	}
+	bundle, err := s.CA.Bundle(ctx)
+	if err != nil {
+		return nil, unavailable("reading the trust bundle", err)
+	}
+
+	nb, na := metav1.NewTime(cert.NotBefore), metav1.NewTime(cert.NotAfter)
+	ra := metav1.NewTime(RenewAfter(cert.NotBefore, cert.NotAfter))
+	at := metav1.NewTime(now)
+	wl.Status.Serial = serialHex(cert)
+	wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.RenewAfter = &nb, &na, &ra
+	cond := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, ObservedGeneration: wl.Generation}
+	if renewal {
+		wl.Status.LastRenewal = &at
+		wl.Status.Renewals++
+		cond.Reason, cond.Message = enrollv1.RenewedReason, "certificate renewed"
+	} else {
+		wl.Status.EnrolledAt = &at
+		cond.Reason, cond.Message = enrollv1.EnrolledReason, "enrolled; certificate issued"
+	}
+	apimeta.SetStatusCondition(&wl.Status.Conditions, cond)
+	// wl was read uncached: the update is conditional on that version, so
+	// of two concurrent requests for one workload only one records its serial.
+	if err := s.Client.Status().Update(ctx, wl); err != nil {
+		if apierrors.IsConflict(err) {
+			return nil, &apiError{status: http.StatusConflict, reason: enrollapi.ReasonNotCurrent,
+				msg: fmt.Sprintf("another request for workload %s was served at the same time; its certificate is the current one", wl.Name)}
+		}
+		if apierrors.IsNotFound(err) {
+			return nil, &apiError{status: http.StatusNotFound, reason: enrollapi.ReasonWorkloadNotFound,
+				msg: fmt.Sprintf("workload %s was deleted; enroll again with a join token", wl.Name)}
+		}
+		return nil, unavailable("recording the certificate", err)
+	}
+	grace := policy.GetRenewalGrace()
+	return &enrollapi.CertificateResponse{
+		UUID:                wl.Name,
+		Certificate:         string(issued.CertificatePEM),
+		Chain:               string(issued.ChainPEM),
+		Bundle:              string(bundle),
+		NotAfter:            cert.NotAfter.UTC().Format(time.RFC3339),
+		RenewalGraceSeconds: int64(grace / time.Second),
+	}, nil
+}
+
+// checkIssued refuses a certificate that is not exactly what was asked for:
+// the CSR's key, the one URI, no other SAN. It guards against an external
+// issuer that adds what it likes.
+func checkIssued(cert *x509.Certificate, csr *x509.CertificateRequest, uri string) error {
+	if cert == nil {
+		return errors.New("no certificate returned")
+	}
+	got, err := x509.MarshalPKIXPublicKey(cert.PublicKey)
+	if err != nil {
+		return err
+	}
+	want, err := x509.MarshalPKIXPublicKey(csr.PublicKey)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return errors.New("the issued certificate's public key is not the request's")
+	}
+	if len(cert.URIs) != 1 || cert.URIs[0].String() != uri || len(cert.DNSNames)+len(cert.IPAddresses)+len(cert.EmailAddresses) > 0 {
+		return errors.New("the issued certificate's subject alternative names are not exactly the workload URI")
+	}
+	if cert.IsCA {
+		return errors.New("the issued certificate is a CA")
+	}
+	return nil
+}
+
+// recordUse counts one enrollment on the token. A lost count is logged,
+// never a reason to fail an enrollment that was signed and recorded.
+func (s *Server) recordUse(ctx context.Context, jt *enrollv1.JoinToken, workload string) {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var cur enrollv1.JoinToken
+		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(jt), &cur); err != nil {
+			return err
+		}
+		now := metav1.NewTime(s.now())
+		cur.Status.Uses++
+		cur.Status.LastUsedAt = &now
+		cur.Status.LastWorkload = workload
+		return s.Client.Status().Update(ctx, &cur)
+	})
+	if err != nil {
+		s.Log.Error(err, "could not record the join token's use", "token", jt.Name, "namespace", jt.Namespace, "workload", workload)
+	}
+}
+
+// EncodeCertificate returns cert as PEM.
+func EncodeCertificate(cert *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+}

@@ -1,0 +1,143 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/pkg/enrollapi"
+)
+
+// nameIndex indexes JoinTokens and Workloads by name across namespaces: an
+// agent presents a token id or a UUID, not a namespace.
+const nameIndex = "enrollment.credo.dev/name"
+
+// IndexFields registers the indexes the server's cached reader needs.
+func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
+	byName := func(o client.Object) []string { return []string{o.GetName()} }
+	if err := indexer.IndexField(ctx, &enrollv1.JoinToken{}, nameIndex, byName); err != nil {
+		return fmt.Errorf("indexing JoinTokens by name: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &enrollv1.Workload{}, nameIndex, byName); err != nil {
+		return fmt.Errorf("indexing Workloads by name: %w", err)
+	}
+	return nil
+}
+
+// findToken returns the JoinToken whose id and secret match tok. Any
+// mismatch is the same TokenInvalid answer, so the answer tells nothing about
+// which ids exist.
+func (s *Server) findToken(ctx context.Context, tok Token) (*enrollv1.JoinToken, *apiError) {
+	var list enrollv1.JoinTokenList
+	if err := s.Reader.List(ctx, &list, client.MatchingFields{nameIndex: tok.ID}); err != nil {
+		return nil, unavailable("reading join tokens", err)
+	}
+	for i := range list.Items {
+		jt := &list.Items[i]
+		if SecretMatches(jt.Spec.SecretHash, tok.Secret) {
+			return jt, nil
+		}
+	}
+	return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenInvalid, msg: "the join token is not valid"}
+}
+
+// usableToken checks a matching token's state and its policy.
+func (s *Server) usableToken(ctx context.Context, jt *enrollv1.JoinToken) (*enrollv1.EnrollmentPolicy, *apiError) {
+	if jt.Spec.Revoked {
+		return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenRevoked, msg: fmt.Sprintf("join token %s was revoked", jt.Name)}
+	}
+	if !s.now().Before(jt.Spec.ExpiresAt.Time) {
+		return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenExpired,
+			msg: fmt.Sprintf("join token %s expired at %s", jt.Name, jt.Spec.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"))}
+	}
+	return s.usablePolicy(ctx, jt.Namespace, jt.Spec.Policy)
+}
+
+func (s *Server) usablePolicy(ctx context.Context, namespace, name string) (*enrollv1.EnrollmentPolicy, *apiError) {
+	var p enrollv1.EnrollmentPolicy
+	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &apiError{status: 403, reason: enrollapi.ReasonPolicyRevoked,
+				msg: fmt.Sprintf("enrollment policy %s/%s no longer exists", namespace, name)}
+		}
+		return nil, unavailable("reading the enrollment policy", err)
+	}
+	if p.Spec.Revoked {
+		return nil, &apiError{status: 403, reason: enrollapi.ReasonPolicyRevoked,
+			msg: fmt.Sprintf("enrollment policy %s/%s is revoked", namespace, name)}
+	}
+	return &p, nil
+}
+
+// checkLabels refuses any label the policy does not allow.
+func checkLabels(p *enrollv1.EnrollmentPolicy, labels map[string]string) *apiError {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := labels[k]
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return labelError("label key %q is not valid: %s", k, errs[0])
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return labelError("the value of label %q is not valid: %s", k, errs[0])
+		}
+		i := slices.IndexFunc(p.Spec.AllowedLabels, func(r enrollv1.LabelRule) bool { return r.Key == k })
+		if i < 0 {
+			return labelError("label %q is not allowed by enrollment policy %s", k, p.Name)
+		}
+		if vals := p.Spec.AllowedLabels[i].Values; len(vals) > 0 && !slices.Contains(vals, v) {
+			return labelError("label %s=%q is not allowed by enrollment policy %s (allowed: %v)", k, v, p.Name, vals)
+		}
+	}
+	return nil
+}
+
+func labelError(format string, args ...any) *apiError {
+	return &apiError{status: 403, reason: enrollapi.ReasonLabelsNotAllowed, msg: fmt.Sprintf(format, args...)}
+}
+
+// findWorkload returns the Workload named uuid, read uncached so that the
+// serial compared is the current one.
+func (s *Server) findWorkload(ctx context.Context, uuid string) (*enrollv1.Workload, *apiError) {
+	var list enrollv1.WorkloadList
+	if err := s.Reader.List(ctx, &list, client.MatchingFields{nameIndex: uuid}); err != nil {
+		return nil, unavailable("reading workloads", err)
+	}
+	notFound := &apiError{status: 404, reason: enrollapi.ReasonWorkloadNotFound,
+		msg: fmt.Sprintf("workload %s is not registered; enroll again with a join token", uuid)}
+	if len(list.Items) != 1 {
+		return nil, notFound
+	}
+	var w enrollv1.Workload
+	if err := s.Client.Get(ctx, client.ObjectKeyFromObject(&list.Items[0]), &w); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, notFound
+		}
+		return nil, unavailable("reading the workload", err)
+	}
+	return &w, nil
+}
