@@ -158,4 +158,3 @@ func (r *JoinTokenREST) createRecord(ctx context.Context, policy *enrollv1.Enrol
 	}
 	return enrollment.Token{}, nil, apierrors.NewInternalError(errors.New("could not find a free token id"))
 }
-
