@@ -28,6 +28,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -149,8 +150,11 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 	return &Result{Username: acct.Spec.Username, Password: password, SecretName: name, ResourceVersion: s.ResourceVersion, At: now}, nil
 }
 
-func ownedByController(s *corev1.Secret) bool {
-	for _, mf := range s.ManagedFields {
+func ownedByController(s *corev1.Secret) bool { return managedByController(s.ManagedFields) }
+
+// managedByController tells whether credo's field manager wrote the object.
+func managedByController(fields []metav1.ManagedFieldsEntry) bool {
+	for _, mf := range fields {
 		if mf.Manager == account.FieldOwner {
 			return true
 		}

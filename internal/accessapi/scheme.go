@@ -36,7 +36,8 @@ var InternalGroupVersion = schema.GroupVersion{Group: accessv1.GroupVersion.Grou
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(accessv1.AddToScheme(s))
-	s.AddKnownTypes(InternalGroupVersion, &accessv1.Mint{}, &accessv1.Revocation{}, &accessv1.JoinTokenRequest{})
+	s.AddKnownTypes(InternalGroupVersion, &accessv1.Mint{}, &accessv1.Revocation{}, &accessv1.JoinTokenRequest{},
+		&accessv1.Account{}, &accessv1.AccountList{})
 	utilruntime.Must(s.SetVersionPriority(accessv1.GroupVersion))
 	// The meta types (CreateOptions, Status, ...) as every API server registers them.
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})

@@ -39,7 +39,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Mint{}, &Revocation{}, &JoinTokenRequest{})
+	s.AddKnownTypes(GroupVersion, &Mint{}, &Revocation{}, &JoinTokenRequest{}, &Account{}, &AccountList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
