@@ -31,7 +31,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.policy == oldSelf.policy",message="policy is immutable"
 // +kubebuilder:validation:XValidation:rule="self.secretHash == oldSelf.secretHash",message="secretHash is immutable"
 // +kubebuilder:validation:XValidation:rule="self.expiresAt == oldSelf.expiresAt",message="expiresAt is immutable"
-// +kubebuilder:validation:XValidation:rule="!oldSelf.revoked || self.revoked",message="a revoked token cannot be reinstated"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.revoked) || !oldSelf.revoked || (has(self.revoked) && self.revoked)",message="a revoked token cannot be reinstated"
 type JoinTokenSpec struct {
 	// Policy is the EnrollmentPolicy, in the token's namespace, it enrolls under.
 	// +kubebuilder:validation:MinLength=1

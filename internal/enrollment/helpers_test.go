@@ -1,0 +1,240 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/pkg/enrollapi"
+)
+
+var nsCounter int
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	nsCounter++
+	name := fmt.Sprintf("enroll-%d-%d", time.Now().UnixNano()%100000, nsCounter)
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func newPolicy(t *testing.T, ns string, spec enrollv1.EnrollmentPolicySpec) *enrollv1.EnrollmentPolicy {
+	t.Helper()
+	p := &enrollv1.EnrollmentPolicy{ObjectMeta: metav1.ObjectMeta{Name: "agents", Namespace: ns}, Spec: spec}
+	if err := k8s.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// newToken writes a JoinToken record as the access API does and returns the token.
+func newToken(t *testing.T, p *enrollv1.EnrollmentPolicy, expires time.Duration) (string, *enrollv1.JoinToken) {
+	t.Helper()
+	tok, err := enrollment.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jt := &enrollv1.JoinToken{
+		ObjectMeta: metav1.ObjectMeta{Name: tok.ID, Namespace: p.Namespace},
+		Spec: enrollv1.JoinTokenSpec{Policy: p.Name, SecretHash: tok.Hash(),
+			ExpiresAt: metav1.NewTime(time.Now().Add(expires).Truncate(time.Second))},
+	}
+	if err := k8s.Create(context.Background(), jt); err != nil {
+		t.Fatal(err)
+	}
+	// The server reads tokens from its cache.
+	waitFor(t, func() bool {
+		var got enrollv1.JoinToken
+		return reader.Get(context.Background(), client.ObjectKeyFromObject(jt), &got) == nil
+	})
+	return tok.String(), jt
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// httpClient trusts the test CA and presents cert when given.
+func httpClient(cert *tls.Certificate) *http.Client {
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(testCA.pem)
+	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if cert != nil {
+		cfg.Certificates = []tls.Certificate{*cert}
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+}
+
+// post sends body as JSON and decodes a 2xx answer into out; it returns the
+// status and, for any other status, the decoded error.
+func post(t *testing.T, c *http.Client, url string, body, out any) (int, *enrollapi.Error) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := c.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 == 2 {
+		if out != nil {
+			if err := json.Unmarshal(data, out); err != nil {
+				t.Fatalf("decoding %s: %v", url, err)
+			}
+		}
+		return resp.StatusCode, nil
+	}
+	var e enrollapi.Error
+	if err := json.Unmarshal(data, &e); err != nil {
+		t.Fatalf("a %d answer that is not an enrollapi.Error", resp.StatusCode)
+	}
+	return resp.StatusCode, &e
+}
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// csrPEM returns a CSR signed by key, shaped by tmpl.
+func csrPEM(t *testing.T, key *ecdsa.PrivateKey, tmpl *x509.CertificateRequest) string {
+	t.Helper()
+	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+}
+
+func workloadCSR(t *testing.T, key *ecdsa.PrivateKey, id string) string {
+	return csrPEM(t, key, &x509.CertificateRequest{URIs: []*url.URL{enrollapi.WorkloadURI(id)}})
+}
+
+// enrolled is a workload that went through both steps.
+type enrolled struct {
+	uuid, namespace string
+	key             *ecdsa.PrivateKey
+	resp            enrollapi.CertificateResponse
+	cert            *x509.Certificate
+}
+
+func (e *enrolled) tlsCert() *tls.Certificate {
+	return &tls.Certificate{Certificate: [][]byte{e.cert.Raw}, PrivateKey: e.key, Leaf: e.cert}
+}
+
+// enroll runs both steps and fails the test on any refusal.
+func enroll(t *testing.T, base, token string, labels map[string]string) *enrolled {
+	t.Helper()
+	c := httpClient(nil)
+	var step1 enrollapi.EnrollResponse
+	if status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token, Hostname: "vm-1.example.org", Labels: labels}, &step1); e != nil {
+		t.Fatalf("step 1: %d %s", status, e)
+	}
+	key := newKey(t)
+	out := &enrolled{uuid: step1.UUID, namespace: step1.Namespace, key: key}
+	if status, e := post(t, c, base+enrollapi.PathCertificate(step1.UUID), enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, key, step1.UUID)}, &out.resp); e != nil {
+		t.Fatalf("step 2: %d %s", status, e)
+	}
+	out.cert = parseCert(t, out.resp.Certificate)
+	return out
+}
+
+// renew renews w with cert and a new CSR of the same key.
+func renew(t *testing.T, base string, w *enrolled, cert *tls.Certificate) (int, *enrollapi.Error, *enrollapi.CertificateResponse) {
+	t.Helper()
+	var resp enrollapi.CertificateResponse
+	status, e := post(t, httpClient(cert), base+enrollapi.PathRenewal(w.uuid), enrollapi.RenewalRequest{CSR: workloadCSR(t, w.key, w.uuid)}, &resp)
+	return status, e, &resp
+}
+
+func parseCert(t *testing.T, s string) *x509.Certificate {
+	t.Helper()
+	b, _ := pem.Decode([]byte(s))
+	if b == nil {
+		t.Fatal("no PEM certificate")
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func getWorkload(t *testing.T, ns, id string) *enrollv1.Workload {
+	t.Helper()
+	var w enrollv1.Workload
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: id}, &w); err != nil {
+		t.Fatal(err)
+	}
+	return &w
+}
+
+func getToken(t *testing.T, jt *enrollv1.JoinToken) *enrollv1.JoinToken {
+	t.Helper()
+	var got enrollv1.JoinToken
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(jt), &got); err != nil {
+		t.Fatal(err)
+	}
+	return &got
+}
+
+// expectRefused asserts a refusal's status and reason.
+func expectRefused(t *testing.T, what string, status int, e *enrollapi.Error, wantStatus int, wantReason string) {
+	t.Helper()
+	if e == nil {
+		t.Fatalf("%s: accepted (%d), want %d %s", what, status, wantStatus, wantReason)
+	}
+	if status != wantStatus || e.Reason != wantReason || strings.TrimSpace(e.Message) == "" {
+		t.Fatalf("%s: got %d %s %q, want %d %s with a message", what, status, e.Reason, e.Message, wantStatus, wantReason)
+	}
+}
+
+func keyOf(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }

@@ -1,0 +1,251 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment_test
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/pkg/enrollapi"
+)
+
+func policySpec(ttl, grace time.Duration) enrollv1.EnrollmentPolicySpec {
+	return enrollv1.EnrollmentPolicySpec{
+		AllowedLabels:  []enrollv1.LabelRule{{Key: "role", Values: []string{"web", "db"}}, {Key: "env"}},
+		CertificateTTL: &metav1.Duration{Duration: ttl},
+		RenewalGrace:   &metav1.Duration{Duration: grace},
+	}
+}
+
+func TestEnrollIssuesAOneURICertificateAndRecordsTheTokensUse(t *testing.T) {
+	base := startServer(t, nil)
+	ns := newNamespace(t)
+	p := newPolicy(t, ns, policySpec(2*time.Hour, time.Hour))
+	token, jt := newToken(t, p, time.Hour)
+
+	w := enroll(t, base, token, map[string]string{"role": "web", "env": "prod"})
+
+	c := w.cert
+	if len(c.URIs) != 1 || c.URIs[0].String() != "credo://workload/"+w.uuid {
+		t.Fatalf("URI SANs %v, want exactly credo://workload/%s", c.URIs, w.uuid)
+	}
+	if len(c.DNSNames)+len(c.IPAddresses)+len(c.EmailAddresses) != 0 {
+		t.Fatal("the certificate carries SANs besides the URI")
+	}
+	if life := c.NotAfter.Sub(c.NotBefore); life < 2*time.Hour || life > 2*time.Hour+6*time.Minute {
+		t.Fatalf("lifetime %s, want the policy's 2h plus a backdate of at most 5m", life)
+	}
+	if time.Until(c.NotBefore) > 0 {
+		t.Fatal("notBefore is in the future")
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM([]byte(w.resp.Bundle))
+	if _, err := c.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Fatalf("the certificate does not verify against the returned bundle: %v", err)
+	}
+	if w.resp.RenewalGraceSeconds != 3600 {
+		t.Fatalf("renewalGraceSeconds %d, want 3600", w.resp.RenewalGraceSeconds)
+	}
+
+	wl := getWorkload(t, ns, w.uuid)
+	if wl.Spec.Hostname != "vm-1.example.org" || wl.Spec.Labels["role"] != "web" || wl.Spec.Token != jt.Name || wl.Spec.Policy != p.Name {
+		t.Fatalf("registry entry %+v does not hold the hostname, labels, token and policy", wl.Spec)
+	}
+	if wl.Status.Serial != fmt.Sprintf("%x", c.SerialNumber) || wl.Status.NotAfter == nil || !wl.Status.NotAfter.Time.Equal(c.NotAfter.Truncate(time.Second)) {
+		t.Fatalf("status serial %q notAfter %v do not name the issued certificate", wl.Status.Serial, wl.Status.NotAfter)
+	}
+	if ra := wl.Status.RenewAfter.Time; ra.Before(c.NotBefore.Add(c.NotAfter.Sub(c.NotBefore)*2/3-time.Second)) || !ra.Before(c.NotAfter) {
+		t.Fatalf("renewAfter %s is not the start of the last third", ra)
+	}
+	got := getToken(t, jt)
+	if got.Status.Uses != 1 || got.Status.LastWorkload != w.uuid || got.Status.LastUsedAt == nil {
+		t.Fatalf("token use not recorded: %+v", got.Status)
+	}
+
+	// The token enrolls many workloads within its policy.
+	w2 := enroll(t, base, token, nil)
+	if w2.uuid == w.uuid {
+		t.Fatal("two enrollments got the same UUID")
+	}
+	if got := getToken(t, jt); got.Status.Uses != 2 || got.Status.LastWorkload != w2.uuid {
+		t.Fatalf("second use not recorded: %+v", got.Status)
+	}
+}
+
+func TestRefusedEnrollmentsRecordNothingAndDoNotBurnTheToken(t *testing.T) {
+	base := startServer(t, nil)
+	ns := newNamespace(t)
+	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
+	token, jt := newToken(t, p, time.Hour)
+	expired, _ := newToken(t, p, -time.Minute)
+	revoked, rjt := newToken(t, p, time.Hour)
+	rjt.Spec.Revoked = true
+	if err := k8s.Update(context.Background(), rjt); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		var got enrollv1.JoinToken
+		return reader.Get(context.Background(), keyOf(rjt), &got) == nil && got.Spec.Revoked
+	})
+	c := httpClient(nil)
+	step1 := func(tok string, labels map[string]string) (int, *enrollapi.Error) {
+		return post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: tok, Hostname: "h", Labels: labels}, nil)
+	}
+	id, secret, _ := strings.Cut(token, ".")
+	other, _ := enrollment.NewToken()
+
+	for _, tc := range []struct {
+		name   string
+		token  string
+		labels map[string]string
+		status int
+		reason string
+	}{
+		{"unknown token", other.String(), nil, 401, enrollapi.ReasonTokenInvalid},
+		{"wrong secret", id + "." + other.Secret, nil, 401, enrollapi.ReasonTokenInvalid},
+		{"malformed token", id, nil, 401, enrollapi.ReasonTokenInvalid},
+		{"expired token", expired, nil, 401, enrollapi.ReasonTokenExpired},
+		{"revoked token", revoked, nil, 401, enrollapi.ReasonTokenRevoked},
+		{"label not allowed", token, map[string]string{"team": "x"}, 403, enrollapi.ReasonLabelsNotAllowed},
+		{"label value not allowed", token, map[string]string{"role": "admin"}, 403, enrollapi.ReasonLabelsNotAllowed},
+	} {
+		status, e := step1(tc.token, tc.labels)
+		expectRefused(t, tc.name, status, e, tc.status, tc.reason)
+		if strings.Contains(e.Message, secret) || strings.Contains(e.Message, other.Secret) {
+			t.Fatalf("%s: the answer quotes a token secret", tc.name)
+		}
+	}
+
+	// Step 2 with a bad CSR: the workload stays pending, nothing signed.
+	var reg enrollapi.EnrollResponse
+	if status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token, Hostname: "h"}, &reg); e != nil {
+		t.Fatalf("step 1: %d %s", status, e)
+	}
+	key := newKey(t)
+	uri := enrollapi.WorkloadURI(reg.UUID)
+	goodCSR := workloadCSR(t, key, reg.UUID)
+	badSig := []byte(goodCSR)
+	// Flip a bit inside the base64 body near its end: the signature.
+	lines := strings.Split(string(badSig), "\n")
+	last := lines[len(lines)-3]
+	lines[len(lines)-3] = last[:len(last)-4] + flip(last[len(last)-4:])
+	for _, tc := range []struct {
+		name string
+		csr  string
+	}{
+		{"bad signature", strings.Join(lines, "\n")},
+		{"DNS SAN", csrPEM(t, key, &x509.CertificateRequest{URIs: []*url.URL{uri}, DNSNames: []string{"evil.example.org"}})},
+		{"another URI", csrPEM(t, key, &x509.CertificateRequest{URIs: []*url.URL{enrollapi.WorkloadURI("someone-else")}})},
+		{"two URIs", csrPEM(t, key, &x509.CertificateRequest{URIs: []*url.URL{uri, uri}})},
+		{"no URI", csrPEM(t, key, &x509.CertificateRequest{})},
+		{"not PEM", "hello"},
+	} {
+		status, e := post(t, c, base+enrollapi.PathCertificate(reg.UUID), enrollapi.CertificateRequest{Token: token, CSR: tc.csr}, nil)
+		expectRefused(t, tc.name, status, e, 400, enrollapi.ReasonCSRInvalid)
+	}
+	signedBefore := testCA.signed.Load()
+	if wl := getWorkload(t, ns, reg.UUID); wl.Status.Serial != "" {
+		t.Fatal("a refused CSR left a serial on the workload")
+	}
+	if got := getToken(t, jt); got.Status.Uses != 0 {
+		t.Fatalf("refusals were recorded as uses: %+v", got.Status)
+	}
+	// Another token of the namespace cannot finish this registration.
+	token2, _ := newToken(t, p, time.Hour)
+	status, e := post(t, c, base+enrollapi.PathCertificate(reg.UUID), enrollapi.CertificateRequest{Token: token2, CSR: goodCSR}, nil)
+	expectRefused(t, "other token's registration", status, e, 404, enrollapi.ReasonWorkloadNotFound)
+
+	// The token was not burned: the same registration completes.
+	var resp enrollapi.CertificateResponse
+	if status, e := post(t, c, base+enrollapi.PathCertificate(reg.UUID), enrollapi.CertificateRequest{Token: token, CSR: goodCSR}, &resp); e != nil {
+		t.Fatalf("the token no longer enrolls after refusals: %d %s", status, e)
+	}
+	if testCA.signed.Load() != signedBefore+1 {
+		t.Fatal("refused requests reached the CA")
+	}
+	if got := getToken(t, jt); got.Status.Uses != 1 {
+		t.Fatalf("uses %d, want 1", got.Status.Uses)
+	}
+	// And a second certificate request for an enrolled workload is refused.
+	status, e = post(t, c, base+enrollapi.PathCertificate(reg.UUID), enrollapi.CertificateRequest{Token: token, CSR: goodCSR}, nil)
+	expectRefused(t, "second certificate", status, e, 409, enrollapi.ReasonBadRequest)
+	if strings.Contains(logs.String(), secret) {
+		t.Fatal("a token secret reached the log")
+	}
+}
+
+func flip(s string) string {
+	b := []byte(s)
+	if b[0] == 'A' {
+		b[0] = 'B'
+	} else {
+		b[0] = 'A'
+	}
+	return string(b)
+}
+
+func TestRevokedPolicyEnrollsAndRenewsNothing(t *testing.T) {
+	base := startServer(t, nil)
+	ns := newNamespace(t)
+	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
+	token, _ := newToken(t, p, time.Hour)
+	w := enroll(t, base, token, nil)
+
+	p.Spec.Revoked = true
+	if err := k8s.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		var got enrollv1.EnrollmentPolicy
+		return reader.Get(context.Background(), keyOf(p), &got) == nil && got.Spec.Revoked
+	})
+	status, e := post(t, httpClient(nil), base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token}, nil)
+	expectRefused(t, "enroll under a revoked policy", status, e, 403, enrollapi.ReasonPolicyRevoked)
+	status, e, _ = renew(t, base, w, w.tlsCert())
+	expectRefused(t, "renew under a revoked policy", status, e, 403, enrollapi.ReasonPolicyRevoked)
+	if !e.NeedsReenrollment() {
+		t.Fatal("a revoked policy does not tell the agent to enroll again")
+	}
+}
+
+func TestFailedTokenAttemptsAreRateLimited(t *testing.T) {
+	base := startServer(t, enrollment.NewFailureLimiter(time.Hour, 3))
+	ns := newNamespace(t)
+	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
+	token, _ := newToken(t, p, time.Hour)
+	bad, _ := enrollment.NewToken()
+	c := httpClient(nil)
+	for i := range 3 {
+		status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: bad.String()}, nil)
+		expectRefused(t, fmt.Sprintf("attempt %d", i), status, e, 401, enrollapi.ReasonTokenInvalid)
+	}
+	status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: bad.String()}, nil)
+	expectRefused(t, "fourth attempt", status, e, http.StatusTooManyRequests, enrollapi.ReasonRateLimited)
+	// Even a good token waits: the address spent its budget.
+	status, e = post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token}, nil)
+	expectRefused(t, "good token from a limited address", status, e, http.StatusTooManyRequests, enrollapi.ReasonRateLimited)
+}
