@@ -134,18 +134,24 @@ type auditEvent struct {
 	Verb      string                    `json:"verb"`
 	User      struct{ Username string } `json:"user"`
 	ObjectRef *struct {
-		APIGroup  string `json:"apiGroup"`
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
+		APIGroup    string `json:"apiGroup"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Name        string `json:"name"`
+		Namespace   string `json:"namespace"`
 	} `json:"objectRef"`
 	ResponseStatus *struct{ Code int } `json:"responseStatus"`
 }
 
+// The audit log names every call: user and resource always; the account
+// (objectRef.name) and the operation (objectRef.subresource) for the
+// subresource form. It holds no password at RequestResponse level.
 func TestAuditLogNamesTheCallsAndHoldsNoPassword(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	newAccount(t, ns, "db", "app", verifier.SCRAMSHA256, credv1.OwnerTenant)
+	newAccount(t, ns, "cache", "app", verifier.Plain, credv1.OwnerTenant)
 	c, user := newMinter(t, ns)
 	var passwords []string
 	for range 3 {
@@ -154,6 +160,14 @@ func TestAuditLogNamesTheCallsAndHoldsNoPassword(t *testing.T) {
 		passwords = append(passwords, m.Status.Password)
 	}
 	_, err := revoke(ctx, c, ns, "db")
+	g.Expect(err).NotTo(HaveOccurred())
+	// The subresource form, on two accounts (one of them plaintext).
+	for _, acct := range []string{"db", "db", "cache"} {
+		m, err := mintAccount(ctx, c, ns, acct, "", "")
+		g.Expect(err).NotTo(HaveOccurred())
+		passwords = append(passwords, m.Status.Password)
+	}
+	_, err = revokeAccount(ctx, c, ns, "cache")
 	g.Expect(err).NotTo(HaveOccurred())
 
 	count := func() map[string]int {
@@ -170,12 +184,23 @@ func TestAuditLogNamesTheCallsAndHoldsNoPassword(t *testing.T) {
 			}
 			if e.ObjectRef.APIGroup == "access.credo.dev" && e.ObjectRef.Namespace == ns &&
 				e.User.Username == user && e.Verb == "create" && e.ResponseStatus.Code == 201 {
-				n[e.ObjectRef.Resource]++
+				// resource[/subresource] name: the name is empty for a collection create.
+				key := e.ObjectRef.Resource
+				if e.ObjectRef.Subresource != "" {
+					key += "/" + e.ObjectRef.Subresource
+				}
+				n[strings.TrimSpace(key+" "+e.ObjectRef.Name)]++
 			}
 		}
 		return n
 	}
-	g.Eventually(count, "10s", "100ms").Should(And(HaveKeyWithValue("mints", 3), HaveKeyWithValue("revocations", 1)))
+	g.Eventually(count, "10s", "100ms").Should(Equal(map[string]int{
+		"mints":                     3,
+		"revocations":               1,
+		"accounts/mint db":          2,
+		"accounts/mint cache":       1,
+		"accounts/revocation cache": 1,
+	}))
 
 	raw, err := os.ReadFile(env.AuditLogPath)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -29,6 +29,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -136,12 +137,15 @@ func bindRole(t testing.TB, ns, user, kind, role string) {
 	}
 }
 
-// newMinter returns a client of a new user allowed to create mints and
-// revocations in ns, and the user's name.
+// newMinter returns a client of a new user allowed to mint and revoke in
+// ns (the shipped ClusterRoles credo-mint and credo-revoke, bound in ns),
+// and the user's name.
 func newMinter(t testing.TB, ns string) (client.Client, string) {
 	t.Helper()
+	shippedRoles(t)
 	user := "minter-" + rand.String(6)
-	grant(t, ns, user, accessv1.GroupVersion.Group, []string{"mints", "revocations"}, []string{"create"})
+	bindRole(t, ns, user, "ClusterRole", "credo-mint")
+	bindRole(t, ns, user, "ClusterRole", "credo-revoke")
 	c := userClient(t, user)
 	// RBAC is read from the authorizer's cache: wait until it allows.
 	waitAllowed(t, c, ns)
@@ -174,6 +178,45 @@ func mint(ctx context.Context, c client.Client, ns, acct, rv string) (*accessv1.
 		Spec:       accessv1.AccountRequestSpec{Account: acct, ResourceVersion: rv},
 	}
 	return m, c.Create(ctx, m)
+}
+
+// mintAccount posts a Mint to accounts/<acct>/mint; specAccount is the
+// body's spec.account (empty, or the same name, or another to be refused).
+func mintAccount(ctx context.Context, c client.Client, ns, acct, specAccount, rv string) (*accessv1.Mint, error) {
+	m := &accessv1.Mint{Spec: accessv1.AccountRequestSpec{Account: specAccount, ResourceVersion: rv}}
+	return m, c.SubResource("mint").Create(ctx, accountRef(ns, acct), m)
+}
+
+// revokeAccount posts a Revocation to accounts/<acct>/revocation.
+func revokeAccount(ctx context.Context, c client.Client, ns, acct string) (*accessv1.Revocation, error) {
+	r := &accessv1.Revocation{}
+	return r, c.SubResource("revocation").Create(ctx, accountRef(ns, acct), r)
+}
+
+func accountRef(ns, name string) *accessv1.Account {
+	return &accessv1.Account{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+// waitAllowedOn waits until a post to accounts/<missing>/<subresource>
+// answers 404 (allowed, nothing found) rather than 403.
+func waitAllowedOn(t testing.TB, c client.Client, ns, subresource string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		if subresource == "mint" {
+			_, err = mintAccount(context.Background(), c, ns, "no-such-account-probe", "", "")
+		} else {
+			_, err = revokeAccount(context.Background(), c, ns, "no-such-account-probe")
+		}
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the user is still not allowed to create accounts/%s: %v", subresource, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // matches reports whether the stored value is the verifier of password.
