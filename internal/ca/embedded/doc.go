@@ -1,0 +1,75 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package embedded is the certificate authority built into the control
+// plane: a CA key and certificate kept in one Secret in the controller's
+// namespace, created on first start, rotated with an overlap, and published
+// as a trust anchor through the label leg of the trust-anchor machinery.
+//
+// # The Secret
+//
+// The Secret (type Opaque, default name credo-enrollment-ca) holds:
+//
+//   - tls.crt, tls.key: the current CA, the one that signs workload
+//     certificates. The key is PEM (PKCS#8 when generated here).
+//   - ca.crt: the trust bundle, the PEM certificates of every CA still
+//     trusted: the current one first, then the previous ones whose overlap
+//     has not ended, newest first. This is the only key the trust-anchor
+//     machinery projects, and what Bundle returns.
+//   - previous.key: present only during an overlap. The PEM private keys of
+//     the previous CAs still in ca.crt, matched to their certificates by
+//     public key. They sign nothing but the enrollment server's own serving
+//     certificate (see ServingCertificate), and are dropped with their
+//     certificate when the overlap ends.
+//
+// Its annotations:
+//
+//   - enrollment.credo.dev/bundle: JSON list of {fingerprint, trustedUntil}
+//     for each previous CA in ca.crt; fingerprint is "sha256:<hex>" of the
+//     certificate's DER. A previous CA leaves ca.crt at trustedUntil.
+//     Certificates in ca.crt that are neither the current CA nor listed here
+//     are dropped on the next write: the Secret belongs to the controller.
+//   - enrollment.credo.dev/rotate-requested-at: set it to any new value to
+//     request a rotation (like Flux's reconcile.fluxcd.io/requestedAt);
+//     enrollment.credo.dev/rotate-handled-at records the last value handled.
+//   - <labelDomain>/publish-ca-cert-key: ca.crt, with the labels
+//     <labelDomain>/publish-ca-cert: "true" and
+//     <labelDomain>/publish-ca-cert-release: <release>, which make the Secret
+//     a labelled trust-anchor source.
+//
+// # Rotation
+//
+// A rotation generates a new CA that signs from then on; the previous CA
+// stays in ca.crt (and keeps its key in previous.key) for Options.Overlap,
+// which must cover the longest workload certificate lifetime plus the
+// renewal grace, so that every certificate the old CA signed expires, or is
+// renewed by an agent that fetched the new bundle, before the old CA leaves
+// the bundle. A rotation happens on request (the annotation above, or
+// Rotate) or by itself once the current CA has passed two thirds of its
+// lifetime.
+//
+// Every write is an update conditional on the resourceVersion read; on a
+// conflict the Secret is read again and the decision made again, so
+// replicas acting at once end with one CA and one rotation per request.
+//
+// # Caching
+//
+// The signer and the bundle are cached in memory and refreshed from the
+// Secret, by an uncached read, when Reconcile runs and when Sign or
+// ServingCertificate find the cache older than Options.RefreshAfter: there
+// is no API call per signature in the steady state. A failed refresh keeps
+// the cached signer, so that renewals survive a short API outage.
+package embedded
