@@ -1,0 +1,128 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package accessapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/enrollment"
+)
+
+func newEnrollmentPolicy(t *testing.T, ns, name string, revoked bool) *enrollv1.EnrollmentPolicy {
+	t.Helper()
+	p := &enrollv1.EnrollmentPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       enrollv1.EnrollmentPolicySpec{TokenLifetime: &metav1.Duration{Duration: 2 * time.Hour}, Revoked: revoked},
+	}
+	if err := platform.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func requestToken(ctx context.Context, c client.Client, ns, policy string, lifetime time.Duration) (*accessv1.JoinTokenRequest, error) {
+	req := &accessv1.JoinTokenRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "t-"},
+		Spec:       accessv1.JoinTokenRequestSpec{Policy: policy, Description: "vm fleet"},
+	}
+	if lifetime > 0 {
+		req.Spec.Lifetime = &metav1.Duration{Duration: lifetime}
+	}
+	err := c.Create(ctx, req)
+	return req, err
+}
+
+func TestJoinTokenRequestReturnsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	p := newEnrollmentPolicy(t, ns, "agents", false)
+	user := "enroller-" + rand.String(6)
+	grant(t, ns, user, accessv1.GroupVersion.Group, []string{"jointokenrequests"}, []string{"create"})
+	c := userClient(t, user)
+
+	var req *accessv1.JoinTokenRequest
+	g.Eventually(func() error {
+		var err error
+		req, err = requestToken(ctx, c, ns, p.Name, 0)
+		return err
+	}, 15*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	tok, err := enrollment.ParseToken(req.Status.Token)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tok.ID).To(Equal(req.Status.ID))
+	g.Expect(req.Status.ExpiresAt.Time).To(BeTemporally("~", time.Now().Add(2*time.Hour), time.Minute), "the policy's lifetime by default")
+
+	var jt enrollv1.JoinToken
+	g.Expect(platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: tok.ID}, &jt)).To(Succeed())
+	g.Expect(jt.Spec.SecretHash).To(Equal(enrollment.HashSecret(tok.Secret)))
+	g.Expect(jt.Spec.Policy).To(Equal(p.Name))
+	g.Expect(jt.Spec.CreatedBy).To(Equal(user))
+	g.Expect(jt.Spec.Description).To(Equal("vm fleet"))
+	g.Expect(jt.OwnerReferences).To(HaveLen(1))
+	g.Expect(jt.OwnerReferences[0].UID).To(Equal(p.UID), "the token goes with its policy")
+	raw, _ := json.Marshal(jt)
+	g.Expect(string(raw)).NotTo(ContainSubstring(tok.Secret), "the record holds no secret")
+	g.Expect(logs.String()).NotTo(ContainSubstring(tok.Secret), "no log line holds the secret")
+
+	// A shorter lifetime is honoured; a longer one is refused.
+	short, err := requestToken(ctx, c, ns, p.Name, 10*time.Minute)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(short.Status.ExpiresAt.Time).To(BeTemporally("~", time.Now().Add(10*time.Minute), time.Minute))
+	_, err = requestToken(ctx, c, ns, p.Name, 3*time.Hour)
+	g.Expect(apierrors.IsBadRequest(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("tokenLifetime"))
+}
+
+func TestJoinTokenRequestRefusals(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	newEnrollmentPolicy(t, ns, "agents", false)
+	newEnrollmentPolicy(t, ns, "stopped", true)
+
+	stranger := userClient(t, "stranger-"+rand.String(6))
+	_, err := requestToken(ctx, stranger, ns, "agents", 0)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a user without create jointokenrequests: %v", err)
+
+	user := "enroller-" + rand.String(6)
+	grant(t, ns, user, accessv1.GroupVersion.Group, []string{"jointokenrequests"}, []string{"create"})
+	c := userClient(t, user)
+	g.Eventually(func() bool {
+		_, err := requestToken(ctx, c, ns, "missing", 0)
+		return apierrors.IsNotFound(err)
+	}, 15*time.Second, 200*time.Millisecond).Should(BeTrue(), "a missing policy is 404")
+	_, err = requestToken(ctx, c, ns, "stopped", 0)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "got %v", err)
+	g.Expect(strings.Contains(err.Error(), "revoked")).To(BeTrue(), "the refusal says why: %v", err)
+
+	var list enrollv1.JoinTokenList
+	g.Expect(platform.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	g.Expect(list.Items).To(BeEmpty(), "no refused request left a record")
+}
