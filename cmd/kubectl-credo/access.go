@@ -30,6 +30,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -37,7 +38,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
-	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 )
 
 // cluster is what the commands that talk to kube-apiserver share: the
@@ -63,7 +63,6 @@ func (c *cluster) client() (client.Client, string, error) {
 	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(accessv1.AddToScheme(scheme))
-	utilruntime.Must(credv1.AddToScheme(scheme))
 	cl, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, "", err
@@ -97,10 +96,11 @@ func mint(args []string, stdout io.Writer) error {
 		return err
 	}
 	m := &accessv1.Mint{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: *rv}}
-	m.Namespace = ns
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Create(ctx, m); err != nil {
+	// POST .../accounts/<account>/mint: the account is in the URL, so
+	// kube-apiserver's audit log names it.
+	if err := c.SubResource("mint").Create(ctx, accountRef(ns, fs.Arg(0)), m); err != nil {
 		return fmt.Errorf("minting %s/%s: %w", ns, fs.Arg(0), err)
 	}
 	return printMint(stdout, *output, m)
@@ -152,10 +152,9 @@ func revoke(args []string, stdout io.Writer) error {
 		return err
 	}
 	r := &accessv1.Revocation{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: *rv}}
-	r.Namespace = ns
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Create(ctx, r); err != nil {
+	if err := c.SubResource("revocation").Create(ctx, accountRef(ns, fs.Arg(0)), r); err != nil {
 		return fmt.Errorf("revoking %s/%s: %w", ns, fs.Arg(0), err)
 	}
 	_, err = fmt.Fprintf(stdout, "revoked %s: Secret %s is at resourceVersion %s; nobody can log in until the next mint\n",
@@ -163,33 +162,61 @@ func revoke(args []string, stdout io.Writer) error {
 	return err
 }
 
-// get lists the accounts of a namespace with their origin and last operation.
+// accountRef is the Account a mint or revocation subresource is posted to.
+func accountRef(namespace, name string) *accessv1.Account {
+	return &accessv1.Account{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+}
+
+// get lists the accounts of a namespace (or shows one) with their origin,
+// the account Secret's resourceVersion and the last operation, from the
+// access API's account view: it needs no access to the Secrets.
 func get(args []string, stdout io.Writer) error {
 	fs := pflag.NewFlagSet("get", pflag.ContinueOnError)
 	cl := newCluster(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 1 {
+		return errors.New("usage: kubectl credo get [account] [-n namespace]")
+	}
 	c, ns, err := cl.client()
 	if err != nil {
 		return err
 	}
-	var list credv1.CredentialAccountList
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("listing CredentialAccounts: %w", err)
+	var list accessv1.AccountList
+	if fs.NArg() == 1 {
+		var a accessv1.Account
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: fs.Arg(0)}, &a); err != nil {
+			return fmt.Errorf("reading account %s/%s: %w", ns, fs.Arg(0), err)
+		}
+		list.Items = []accessv1.Account{a}
+	} else if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing accounts: %w", err)
 	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tRELEASE\tUSERNAME\tOWNER\tORIGIN\tLAST OPERATION")
-	for _, a := range list.Items {
+	return printAccounts(stdout, list.Items)
+}
+
+func printAccounts(w io.Writer, items []accessv1.Account) error {
+	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tRELEASE\tUSERNAME\tOWNER\tORIGIN\tSECRET VERSION\tLAST OPERATION")
+	for _, a := range items {
 		last := "-"
 		if n := len(a.Status.History); n > 0 {
 			h := a.Status.History[n-1]
 			last = fmt.Sprintf("%s by %s at %s", h.Operation, h.By, h.At.UTC().Format(time.RFC3339))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Spec.Release, a.Spec.Username, a.GetOwner(), a.Status.Origin, last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Spec.Release, a.Spec.Username, a.Spec.Owner,
+			orDash(a.Status.Origin), orDash(a.Status.SecretResourceVersion), last)
 	}
 	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -37,7 +37,7 @@ const usage = `kubectl credo: credo's kubectl plugin
 Commands:
   mint <account>           mint a new password and print it once (-o json|yaml|env for pipelines)
   revoke <account>         replace the password by the verifier of a value nobody keeps
-  get                      list the accounts of a namespace with their origin and last operation
+  get [account]            list the accounts of a namespace: origin, Secret version, last operation
   hash --format <format>   read a password on stdin, print the value the engine stores
 
 Every command but hash uses your kubeconfig (--kubeconfig, --context, -n, ... as kubectl).
