@@ -39,6 +39,9 @@ Commands:
   revoke <account>         replace the password by the verifier of a value nobody keeps
   get [account]            list the accounts of a namespace: origin, Secret version, last operation
   hash --format <format>   read a password on stdin, print the value the engine stores
+  token create <policy>    mint a join token of an EnrollmentPolicy and print it once
+  token revoke <id>        revoke a join token: it enrolls nothing further
+  token list               list the join tokens of a namespace with their uses
 
 Every command but hash uses your kubeconfig (--kubeconfig, --context, -n, ... as kubectl).
 `
@@ -56,6 +59,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return revoke(args[1:], stdout)
 	case "get":
 		return get(args[1:], stdout)
+	case "token":
+		return token(args[1:], stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err

@@ -1,0 +1,213 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+)
+
+const tokenUsage = `usage:
+  kubectl credo token create <policy> [--lifetime 24h] [--description text] [-o json|yaml|env]
+  kubectl credo token revoke <id>
+  kubectl credo token list [--policy name]`
+
+// token dispatches the join token commands.
+func token(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(tokenUsage)
+	}
+	switch args[0] {
+	case "create":
+		return tokenCreate(args[1:], stdout)
+	case "revoke":
+		return tokenRevoke(args[1:], stdout)
+	case "list":
+		return tokenList(args[1:], stdout)
+	default:
+		return fmt.Errorf("unknown token command %q\n%s", args[0], tokenUsage)
+	}
+}
+
+// enrollmentClient is the cluster's client with the enrollment kinds too.
+func (c *cluster) enrollmentClient() (client.Client, string, error) {
+	cfg, err := c.flags.ToRESTConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	ns, _, err := c.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("resolving the namespace: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(accessv1.AddToScheme(scheme))
+	utilruntime.Must(enrollv1.AddToScheme(scheme))
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	return cl, ns, err
+}
+
+// tokenCreate creates a JoinTokenRequest and prints the token once.
+func tokenCreate(args []string, stdout io.Writer) error {
+	fs := pflag.NewFlagSet("token create", pflag.ContinueOnError)
+	cl := newCluster(fs)
+	output := fs.StringP("output", "o", "", "json, yaml or env; required when stdout is not a terminal")
+	lifetime := fs.Duration("lifetime", 0, "the token's lifetime; at most, and by default, the policy's tokenLifetime")
+	description := fs.String("description", "", "recorded in the JoinToken")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New(tokenUsage)
+	}
+	if *output == "" && !isTerminal(stdout) {
+		return errors.New("stdout is not a terminal: pass -o json, yaml or env to print the token into a pipe or a file on purpose")
+	}
+	c, ns, err := cl.enrollmentClient()
+	if err != nil {
+		return err
+	}
+	req := &accessv1.JoinTokenRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "token-"},
+		Spec:       accessv1.JoinTokenRequestSpec{Policy: fs.Arg(0), Description: *description},
+	}
+	if *lifetime > 0 {
+		req.Spec.Lifetime = &metav1.Duration{Duration: *lifetime}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Create(ctx, req); err != nil {
+		return fmt.Errorf("creating a join token of policy %s/%s: %w", ns, fs.Arg(0), err)
+	}
+	return printToken(stdout, *output, req)
+}
+
+func printToken(w io.Writer, output string, req *accessv1.JoinTokenRequest) error {
+	st := req.Status
+	switch output {
+	case "":
+		_, err := fmt.Fprintf(w, "token:   %s\nid:      %s\nexpires: %s\n\nThe token is shown once; credo keeps only a hash of it. Revoke it with: kubectl credo token revoke %s\n",
+			st.Token, st.ID, st.ExpiresAt.UTC().Format(time.RFC3339), st.ID)
+		return err
+	case "json":
+		b, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, string(b))
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(st)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case "env":
+		_, err := fmt.Fprintf(w, "CREDO_JOIN_TOKEN=%s\nCREDO_JOIN_TOKEN_ID=%s\n", shellQuote(st.Token), shellQuote(st.ID))
+		return err
+	default:
+		return fmt.Errorf("unknown output %q: json, yaml or env", output)
+	}
+}
+
+// tokenRevoke sets spec.revoked on a JoinToken: it enrolls nothing further.
+func tokenRevoke(args []string, stdout io.Writer) error {
+	fs := pflag.NewFlagSet("token revoke", pflag.ContinueOnError)
+	cl := newCluster(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New(tokenUsage)
+	}
+	c, ns, err := cl.enrollmentClient()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	jt := &enrollv1.JoinToken{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fs.Arg(0)}}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"revoked":true}}`))
+	if err := c.Patch(ctx, jt, patch); err != nil {
+		return fmt.Errorf("revoking join token %s/%s: %w", ns, fs.Arg(0), err)
+	}
+	_, err = fmt.Fprintf(stdout, "join token %s/%s revoked: it enrolls nothing further; workloads it enrolled keep renewing\n", ns, jt.Name)
+	return err
+}
+
+// tokenList prints the namespace's join tokens and their uses.
+func tokenList(args []string, stdout io.Writer) error {
+	fs := pflag.NewFlagSet("token list", pflag.ContinueOnError)
+	cl := newCluster(fs)
+	policy := fs.String("policy", "", "only the tokens of this EnrollmentPolicy")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, ns, err := cl.enrollmentClient()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var list enrollv1.JoinTokenList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing join tokens in %s: %w", ns, err)
+	}
+	return printTokens(stdout, list.Items, *policy, time.Now())
+}
+
+func printTokens(w io.Writer, items []enrollv1.JoinToken, policy string, now time.Time) error {
+	sort.Slice(items, func(i, j int) bool { return items[i].Spec.ExpiresAt.Before(&items[j].Spec.ExpiresAt) })
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPOLICY\tSTATE\tEXPIRES\tUSES\tLAST USED\tLAST WORKLOAD")
+	for _, jt := range items {
+		if policy != "" && jt.Spec.Policy != policy {
+			continue
+		}
+		state := "Active"
+		switch {
+		case jt.Spec.Revoked:
+			state = "Revoked"
+		case !now.Before(jt.Spec.ExpiresAt.Time):
+			state = "Expired"
+		}
+		last := "-"
+		if jt.Status.LastUsedAt != nil {
+			last = jt.Status.LastUsedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", jt.Name, jt.Spec.Policy, state,
+			jt.Spec.ExpiresAt.UTC().Format(time.RFC3339), jt.Status.Uses, last, orDash(jt.Status.LastWorkload))
+	}
+	return tw.Flush()
+}
