@@ -18,6 +18,8 @@ package accessapi_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -86,6 +88,30 @@ func TestSubresourceMint(t *testing.T) {
 	g.Expect(apierrors.IsBadRequest(err)).To(BeTrue(), "got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("dry run is not supported"))
 	g.Expect(secretOf(g, ns, before.Name).ResourceVersion).To(Equal(dbBefore.ResourceVersion), "nothing was written")
+}
+
+// kubectl create --raw POSTs a Mint to the subresource, as the docs show.
+func TestKubectlCreateRawMint(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	s := newAccount(t, ns, "db", "app", verifier.SHA256Hex, credv1.OwnerTenant)
+	_, user := newMinter(t, ns)
+	kubeconfig, err := env.WriteKubeconfig(user, nil, user+".kubeconfig")
+	g.Expect(err).NotTo(HaveOccurred())
+	body := filepath.Join(t.TempDir(), "mint.json")
+	g.Expect(os.WriteFile(body, []byte(`{"apiVersion": "access.credo.dev/v1alpha1", "kind": "Mint", "spec": {}}`), 0o600)).To(Succeed())
+	assets, err := controlplane.AssetsDir()
+	g.Expect(err).NotTo(HaveOccurred())
+	cmd := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", kubeconfig, "create", "-f", body,
+		"--raw", "/apis/access.credo.dev/v1alpha1/namespaces/"+ns+"/accounts/db/mint")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	g.Expect(cmd.Run()).To(Succeed(), "kubectl: %s", stderr.String())
+	var m accessv1.Mint
+	g.Expect(json.Unmarshal([]byte(stdout.String()), &m)).To(Succeed())
+	g.Expect(m.Spec.Account).To(Equal("db"))
+	g.Expect(matches(verifier.SHA256Hex, string(secretOf(g, ns, s.Name).Data["password"]), m.Status.Password)).To(BeTrue(),
+		"kubectl printed the minted password (value not printed)")
 }
 
 // A user who may only create accounts/revocation revokes, and gets 403 from
