@@ -74,6 +74,10 @@ var (
 
 	testAccountKeys       = NewAccountKeys("credentials.cozystack.io")
 	testPlatformNamespace = "credo-system"
+
+	// testPendingTimeout is the WorkloadReconciler's PendingTimeout here:
+	// short, so that the collection of pending workloads is seen.
+	testPendingTimeout = 4 * time.Second
 )
 
 func TestMain(m *testing.M) {
@@ -158,10 +162,39 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "setting up AccountSource controller: %v\n", err)
 		return 1
 	}
+	if err := setupEnrollment(ctx, mgr, recorder); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up the enrollment controllers: %v\n", err)
+		return 1
+	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
 		}
 	}()
 	return m.Run()
+}
+
+// setupEnrollment registers the enrollment controllers as
+// cmd/enrollment-controller does, with a short PendingTimeout.
+func setupEnrollment(ctx context.Context, mgr ctrl.Manager, recorder events.Recorder) error {
+	if err := IndexEnrollmentFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	opts := EnrollmentReconcilerOptions{MaxConcurrentReconciles: 2}
+	if err := (&EnrollmentPolicyReconciler{
+		Client:        mgr.GetClient(),
+		EventRecorder: recorder,
+		Metrics:       fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()),
+	}).SetupWithManager(mgr, opts); err != nil {
+		return fmt.Errorf("EnrollmentPolicy controller: %w", err)
+	}
+	if err := (&WorkloadReconciler{
+		Client:         mgr.GetClient(),
+		EventRecorder:  recorder,
+		Metrics:        fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()),
+		PendingTimeout: testPendingTimeout,
+	}).SetupWithManager(mgr, opts); err != nil {
+		return fmt.Errorf("Workload controller: %w", err)
+	}
+	return nil
 }

@@ -27,12 +27,27 @@ const (
 	// ExpiredReason (False): the certificate expired and the renewal grace is
 	// over; the workload must enroll again with a token.
 	ExpiredReason string = "Expired"
+	// PolicyNotFoundReason (False): the workload's EnrollmentPolicy does not
+	// exist; the workload renews nothing until it exists again. The
+	// workload is kept.
+	PolicyNotFoundReason string = "PolicyNotFound"
 )
 
 // Reasons of the Ready condition of an EnrollmentPolicy.
 const (
 	// PolicyRevokedReason (False): spec.revoked is set; nothing enrolls or renews.
 	PolicyRevokedReason string = "Revoked"
+	// InvalidDurationReason (Stalled): certificateTTL is under 5s,
+	// renewalGrace over MaxRenewalGrace, or tokenLifetime is not positive.
+	// The message names the field.
+	InvalidDurationReason string = "InvalidDuration"
+)
+
+// Reasons of events emitted by the enrollment controllers.
+const (
+	// PendingTimeoutReason (Normal): a Workload registered by enrollment step 1
+	// got no certificate within the pending timeout and was deleted.
+	PendingTimeoutReason string = "PendingTimeout"
 )
 
 // Reasons of events emitted by the enrollment server (Warning unless noted).

@@ -1,0 +1,294 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+)
+
+func newPolicy(t *testing.T, ns, name string, mutate ...func(*enrollv1.EnrollmentPolicy)) *enrollv1.EnrollmentPolicy {
+	t.Helper()
+	p := &enrollv1.EnrollmentPolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	for _, m := range mutate {
+		m(p)
+	}
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
+	return p
+}
+
+func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+// randomHex returns n random bytes, hex encoded.
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// newJoinToken records a join token of policy, as the access API does: only
+// the hash of a secret nobody keeps.
+func newJoinToken(t *testing.T, ns, policy string, expiresAt time.Time, revoked bool) *enrollv1.JoinToken {
+	t.Helper()
+	sum := sha256.Sum256([]byte(randomHex(t, 32)))
+	jt := &enrollv1.JoinToken{
+		ObjectMeta: metav1.ObjectMeta{Name: randomHex(t, 6), Namespace: ns},
+		Spec: enrollv1.JoinTokenSpec{
+			Policy: policy, SecretHash: "sha256:" + hex.EncodeToString(sum[:]),
+			ExpiresAt: metav1.NewTime(expiresAt), Revoked: revoked,
+		},
+	}
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), jt)).To(Succeed())
+	return jt
+}
+
+// newWorkloadUUID returns a random UUID (version 4), the form of a Workload's name.
+func newWorkloadUUID(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// newWorkload registers a workload of policy, as enrollment step 1 does.
+func newWorkload(t *testing.T, ns, policy string) *enrollv1.Workload {
+	t.Helper()
+	wl := &enrollv1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: newWorkloadUUID(t), Namespace: ns},
+		Spec:       enrollv1.WorkloadSpec{Policy: policy, Token: "tok123", Hostname: "vm-1.example.org"},
+	}
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), wl)).To(Succeed())
+	return wl
+}
+
+// enrollWorkload records a certificate valid until notAfter in the
+// workload's status, as enrollment step 2 does.
+func enrollWorkload(t *testing.T, wl *enrollv1.Workload, notAfter time.Time) {
+	t.Helper()
+	nb, na := metav1.NewTime(notAfter.Add(-time.Hour)), metav1.NewTime(notAfter)
+	wl.Status.Serial = randomHex(t, 16)
+	wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.EnrolledAt = &nb, &na, &nb
+	wl.Status.Conditions = []metav1.Condition{{
+		Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: enrollv1.EnrolledReason,
+		Message: "enrolled; certificate issued", LastTransitionTime: metav1.Now(),
+	}}
+	NewWithT(t).Expect(k8sClient.Status().Update(context.Background(), wl)).To(Succeed())
+}
+
+// newEnrolledWorkload registers a workload and records a certificate valid for an hour.
+func newEnrolledWorkload(t *testing.T, ns, policy string) *enrollv1.Workload {
+	t.Helper()
+	wl := newWorkload(t, ns, policy)
+	enrollWorkload(t, wl, time.Now().Add(time.Hour))
+	return wl
+}
+
+func policyWith(g Gomega, ns, name string, match func(*enrollv1.EnrollmentPolicy) bool) *enrollv1.EnrollmentPolicy {
+	var p enrollv1.EnrollmentPolicy
+	g.Eventually(func() bool {
+		if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
+			return false
+		}
+		return match(&p)
+	}, 20*time.Second, 100*time.Millisecond).Should(BeTrue(), "EnrollmentPolicy %s/%s status: %+v", ns, name, &p.Status)
+	return &p
+}
+
+// policyCounts matches a reconciled, Ready policy with these counts.
+func policyCounts(tokens, enrollments int32) func(*enrollv1.EnrollmentPolicy) bool {
+	return func(p *enrollv1.EnrollmentPolicy) bool {
+		return conditions.IsReady(p) && p.Status.ObservedGeneration == p.Generation &&
+			p.Status.Tokens == tokens && p.Status.Enrollments == enrollments
+	}
+}
+
+// eventsOf returns the events about the named object with the reason.
+func eventsOf(g Gomega, ns, name, reason string) []corev1.Event {
+	var list corev1.EventList
+	g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
+	var out []corev1.Event
+	for _, e := range list.Items {
+		if e.InvolvedObject.Name == name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestPolicyCountsUsableTokensAndItsWorkloads(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	newPolicy(t, ns, "web")
+	p := policyWith(g, ns, "web", policyCounts(0, 0))
+	g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(meta.SucceededReason))
+	g.Expect(conditions.GetMessage(p, meta.ReadyCondition)).To(Equal("0 token(s) can enroll; 0 workload(s)"))
+	g.Expect(kstatusOf(t, p)).To(Equal(status.CurrentStatus))
+
+	later := time.Now().Add(time.Hour)
+	a := newJoinToken(t, ns, "web", later, false)
+	newJoinToken(t, ns, "web", later, false)
+	newJoinToken(t, ns, "web", later, true)                         // revoked
+	newJoinToken(t, ns, "web", time.Now().Add(-time.Minute), false) // expired
+	newJoinToken(t, ns, "other", later, false)                      // another policy
+	newJoinToken(t, newTestNamespace(t), "web", later, false)       // another namespace
+	policyWith(g, ns, "web", policyCounts(2, 0))
+
+	w1 := newEnrolledWorkload(t, ns, "web")
+	newEnrolledWorkload(t, ns, "web")
+	newEnrolledWorkload(t, ns, "other")
+	p = policyWith(g, ns, "web", policyCounts(2, 2))
+	g.Expect(conditions.GetMessage(p, meta.ReadyCondition)).To(Equal("2 token(s) can enroll; 2 workload(s)"))
+
+	before := a.DeepCopy()
+	a.Spec.Revoked = true
+	g.Expect(k8sClient.Patch(ctx, a, client.MergeFrom(before))).To(Succeed())
+	policyWith(g, ns, "web", policyCounts(1, 2))
+
+	g.Expect(k8sClient.Delete(ctx, w1)).To(Succeed())
+	policyWith(g, ns, "web", policyCounts(1, 1))
+}
+
+func TestPolicyTokenCountDropsWhenATokenExpires(t *testing.T) {
+	g := NewWithT(t)
+	ns := newTestNamespace(t)
+	newPolicy(t, ns, "db")
+	policyWith(g, ns, "db", policyCounts(0, 0))
+	// expiresAt is stored to the second.
+	expires := time.Now().Truncate(time.Second).Add(4 * time.Second)
+	newJoinToken(t, ns, "db", expires, false)
+	newJoinToken(t, ns, "db", time.Now().Add(time.Hour), false)
+	policyWith(g, ns, "db", policyCounts(2, 0))
+
+	// Nothing but the requeue at the expiry reconciles the policy now.
+	g.Consistently(func() int32 {
+		var p enrollv1.EnrollmentPolicy
+		g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db"}, &p)).To(Succeed())
+		return p.Status.Tokens
+	}, time.Until(expires)-500*time.Millisecond, 100*time.Millisecond).Should(Equal(int32(2)), "counted while unexpired")
+	policyWith(g, ns, "db", policyCounts(1, 0))
+	g.Expect(time.Now()).To(BeTemporally(">=", expires))
+	g.Expect(time.Since(expires)).To(BeNumerically("<", 5*time.Second), "the drop is seen at the expiry, by requeue")
+}
+
+func TestRevokedPolicyIsNotReady(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	newPolicy(t, ns, "edge", func(p *enrollv1.EnrollmentPolicy) { p.Spec.Revoked = true })
+	newJoinToken(t, ns, "edge", time.Now().Add(time.Hour), false)
+	newEnrolledWorkload(t, ns, "edge")
+
+	p := policyWith(g, ns, "edge", func(p *enrollv1.EnrollmentPolicy) bool {
+		return conditions.IsFalse(p, meta.ReadyCondition) && p.Status.ObservedGeneration == p.Generation &&
+			p.Status.Tokens == 1 && p.Status.Enrollments == 1
+	})
+	g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(enrollv1.PolicyRevokedReason))
+	g.Expect(conditions.GetMessage(p, meta.ReadyCondition)).To(
+		Equal("policy is revoked: its 1 token(s) enroll nothing and its 1 workload(s) renew nothing"))
+	g.Expect(conditions.IsStalled(p)).To(BeFalse())
+	// Reconciled (observedGeneration is current) and not failing, but not
+	// Ready: kstatus, like a health check, does not count it as serving.
+	g.Expect(kstatusOf(t, p)).To(Equal(status.InProgressStatus))
+	g.Eventually(func() []corev1.Event { return eventsOf(g, ns, "edge", enrollv1.PolicyRevokedReason) },
+		10*time.Second, 100*time.Millisecond).ShouldNot(BeEmpty())
+
+	g.Expect(k8sClient.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"revoked":false}}`)))).To(Succeed())
+	p = policyWith(g, ns, "edge", policyCounts(1, 1))
+	g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(meta.SucceededReason))
+}
+
+func TestPolicyWithInvalidDurationsIsStalled(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		mutate  func(*enrollv1.EnrollmentPolicy)
+		message string
+	}{
+		{
+			name:    "a certificate TTL under five seconds",
+			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.CertificateTTL = duration(2 * time.Second) },
+			message: "spec.certificateTTL 2s is under the minimum of 5s",
+		},
+		{
+			name:    "a renewal grace over a week",
+			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.RenewalGrace = duration(200 * time.Hour) },
+			message: "spec.renewalGrace 200h0m0s is over the maximum of 168h0m0s",
+		},
+		{
+			name:    "a zero token lifetime",
+			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.TokenLifetime = duration(0) },
+			message: "spec.tokenLifetime 0s is not positive",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := newTestNamespace(t)
+			p := newPolicy(t, ns, "bad", tt.mutate)
+			p = policyWith(g, ns, "bad", func(p *enrollv1.EnrollmentPolicy) bool {
+				return conditions.IsStalled(p) && p.Status.ObservedGeneration == p.Generation
+			})
+			g.Expect(conditions.GetReason(p, meta.StalledCondition)).To(Equal(enrollv1.InvalidDurationReason))
+			g.Expect(conditions.GetMessage(p, meta.StalledCondition)).To(Equal(tt.message))
+			g.Expect(conditions.IsFalse(p, meta.ReadyCondition)).To(BeTrue())
+			g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(enrollv1.InvalidDurationReason))
+			g.Expect(kstatusOf(t, p)).To(Equal(status.FailedStatus))
+			g.Eventually(func() []corev1.Event {
+				return eventsOf(g, ns, "bad", enrollv1.InvalidDurationReason)
+			}, 10*time.Second, 100*time.Millisecond).Should(HaveLen(1))
+
+			g.Expect(k8sClient.Patch(context.Background(), p, client.RawPatch(types.MergePatchType,
+				[]byte(`{"spec":{"certificateTTL":null,"renewalGrace":null,"tokenLifetime":null}}`)))).To(Succeed())
+			p = policyWith(g, ns, "bad", policyCounts(0, 0))
+			g.Expect(conditions.Has(p, meta.StalledCondition)).To(BeFalse())
+			g.Expect(kstatusOf(t, p)).To(Equal(status.CurrentStatus))
+		})
+	}
+}
+
+func TestPolicyReconcileRequestIsHandled(t *testing.T) {
+	g := NewWithT(t)
+	ns := newTestNamespace(t)
+	p := newPolicy(t, ns, "ops")
+	p = policyWith(g, ns, "ops", policyCounts(0, 0))
+	g.Expect(k8sClient.Patch(context.Background(), p, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+meta.ReconcileRequestAnnotation+`":"now-1"}}}`)))).To(Succeed())
+	policyWith(g, ns, "ops", func(p *enrollv1.EnrollmentPolicy) bool {
+		return p.Status.LastHandledReconcileAt == "now-1"
+	})
+}
