@@ -44,7 +44,7 @@ control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kubect
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.
-	$(CONTROLLER_GEN) crd rbac:roleName=credo-manager paths="github.com/credo-dev/credo/api/..." paths="./controllers/..." paths="./internal/accessapi/..." \
+	$(CONTROLLER_GEN) crd rbac:roleName=credo-manager paths="github.com/credo-dev/credo/api/..." paths="./controllers/..." paths="./internal/accessapi/..." paths="./internal/enrollment/..." paths="./internal/ca/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) crd paths="github.com/fluxcd/helm-controller/api/v2" \
 		output:crd:artifacts:config=config/testdata/crds

@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command enrollment-controller enrolls workloads: it keeps the status of
+// EnrollmentPolicies and Workloads (leader-elected), and on every replica
+// serves the enrollment HTTPS listener agents call and keeps the embedded CA
+// fresh. Join tokens are minted through the access API (credential-controller).
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/metrics"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/internal/ca"
+	"github.com/credo-dev/credo/internal/ca/embedded"
+	"github.com/credo-dev/credo/internal/enrollment"
+	credomanager "github.com/credo-dev/credo/internal/manager"
+)
+
+const controllerName = "enrollment-controller"
+
+// listenerOptions configure the enrollment HTTPS listener.
+type listenerOptions struct {
+	addr          string
+	hosts         []string
+	certFile      string
+	keyFile       string
+	failBurst     int
+	failEvery     time.Duration
+	maxBackdate   time.Duration
+	pendingExpiry time.Duration
+	concurrent    int
+}
+
+func main() {
+	var (
+		opts      credomanager.Options
+		listen    listenerOptions
+		namespace string
+	)
+	caOpts := embedded.NewOptions()
+	opts.BindFlags(pflag.CommandLine)
+	caOpts.BindFlags(pflag.CommandLine)
+	pflag.StringVar(&namespace, "namespace", os.Getenv("RUNTIME_NAMESPACE"),
+		"The controller's namespace, where the embedded CA Secret is kept (default $RUNTIME_NAMESPACE).")
+	pflag.StringVar(&listen.addr, "enrollment-addr", ":9443", "The address the enrollment HTTPS listener binds to.")
+	pflag.StringSliceVar(&listen.hosts, "enrollment-hosts", []string{"localhost", "127.0.0.1"},
+		"The DNS names and IP addresses agents reach the enrollment listener by: the SANs of its serving certificate, issued by the embedded CA.")
+	pflag.StringVar(&listen.certFile, "enrollment-tls-cert-file", "",
+		"A serving certificate for the enrollment listener (e.g. from cert-manager); default: one issued by the embedded CA.")
+	pflag.StringVar(&listen.keyFile, "enrollment-tls-key-file", "", "The key of --enrollment-tls-cert-file.")
+	pflag.IntVar(&listen.failBurst, "failed-token-attempts-burst", 10,
+		"How many failed join token attempts one client address may make at once.")
+	pflag.DurationVar(&listen.failEvery, "failed-token-attempts-every", 30*time.Second,
+		"After the burst, one failed attempt per this interval per client address.")
+	pflag.DurationVar(&listen.maxBackdate, "max-backdate", enrollment.DefaultMaxBackdate,
+		"How far before now a certificate's notBefore may be set, for agents whose clock is behind (at most a twentieth of the TTL).")
+	pflag.DurationVar(&listen.pendingExpiry, "pending-workload-timeout", 10*time.Minute,
+		"How long a Workload registered by enrollment step 1 waits for its certificate request before it is deleted.")
+	pflag.IntVar(&listen.concurrent, "concurrent", 4, "The number of concurrent reconciles per kind.")
+	pflag.Parse()
+	caOpts.Namespace = namespace
+	if (listen.certFile == "") != (listen.keyFile == "") {
+		fail(errors.New("--enrollment-tls-cert-file and --enrollment-tls-key-file go together"), "bad flags")
+	}
+
+	setup, err := credomanager.New(controllerName, newScheme(), opts, func(o *ctrl.Options) {
+		o.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	})
+	if err != nil {
+		fail(err, "unable to set up manager")
+	}
+	mgr := setup.Manager
+	ctx := ctrl.SetupSignalHandler()
+	recorder := metrics.NewRecorder()
+	crmetrics.Registry.MustRegister(recorder.Collectors()...)
+
+	if err := controllers.IndexEnrollmentFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		fail(err, "unable to index enrollment objects")
+	}
+	if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		fail(err, "unable to index enrollment objects")
+	}
+	rOpts := controllers.EnrollmentReconcilerOptions{MaxConcurrentReconciles: listen.concurrent}
+	if err := (&controllers.EnrollmentPolicyReconciler{
+		Client: mgr.GetClient(), EventRecorder: setup.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, recorder),
+	}).SetupWithManager(mgr, rOpts); err != nil {
+		fail(err, "unable to set up the EnrollmentPolicy controller")
+	}
+	if err := (&controllers.WorkloadReconciler{
+		Client: mgr.GetClient(), EventRecorder: setup.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, recorder),
+		PendingTimeout: listen.pendingExpiry,
+	}).SetupWithManager(mgr, rOpts); err != nil {
+		fail(err, "unable to set up the Workload controller")
+	}
+
+	authority, err := embedded.New(caOpts, mgr.GetClient(), mgr.GetAPIReader(), setup.Recorder)
+	if err != nil {
+		fail(err, "unable to set up the embedded CA")
+	}
+	if err := mgr.Add(authority); err != nil {
+		fail(err, "unable to run the embedded CA")
+	}
+	getCert, err := servingCertificate(listen, authority)
+	if err != nil {
+		fail(err, "unable to load the enrollment listener's certificate")
+	}
+	srv := &enrollment.Server{
+		Reader: mgr.GetCache(), Client: mgr.GetClient(), CA: authority, Recorder: setup.Recorder,
+		Limiter:     enrollment.NewFailureLimiter(listen.failEvery, listen.failBurst),
+		MaxBackdate: listen.maxBackdate, Log: ctrl.Log.WithName("enrollment-server"),
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// Agents are answered only once the caches hold tokens and workloads.
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("caches did not sync")
+		}
+		ctrl.Log.Info("starting the enrollment listener", "address", listen.addr)
+		return srv.Serve(ctx, listen.addr, enrollment.TLSConfig(getCert))
+	})); err != nil {
+		fail(err, "unable to add the enrollment listener")
+	}
+
+	ctrl.Log.Info("starting manager")
+	if err := mgr.Start(ctx); err != nil {
+		fail(err, "manager stopped with an error")
+	}
+}
+
+// servingCertificate returns the listener's certificate: the files given,
+// reloaded when they change, or one the embedded CA issues and renews.
+func servingCertificate(o listenerOptions, authority *embedded.CA) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
+	if o.certFile == "" {
+		return authority.GetCertificate(o.hosts), nil
+	}
+	return enrollment.FileCertificate(o.certFile, o.keyFile)
+}
+
+var _ ca.CertificateAuthority = (*embedded.CA)(nil)
+
+func fail(err error, msg string) {
+	ctrl.Log.WithName(controllerName).Error(err, msg)
+	fmt.Fprintln(os.Stderr, controllerName+":", msg+":", strings.TrimSpace(err.Error()))
+	os.Exit(1)
+}
+
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(enrollv1.AddToScheme(scheme))
+	return scheme
+}
