@@ -196,6 +196,14 @@ func TestAccountViewHoldsNoPasswordAndItsVersionMints(t *testing.T) {
 	}
 	g.Expect(byName["db"].Status).To(Equal(a.Status))
 	g.Expect(byName["ch"].Spec.Owner).To(Equal("platform"))
+	// Field selectors on name and namespace, across namespaces too; others are refused.
+	g.Expect(vc.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{"metadata.name": "db"})).To(Succeed())
+	g.Expect(list.Items).To(HaveLen(1))
+	g.Expect(list.Items[0].Status).To(Equal(a.Status))
+	g.Expect(platform.List(ctx, &list, client.MatchingFields{"metadata.namespace": ns})).To(Succeed())
+	g.Expect(list.Items).To(HaveLen(2))
+	err = vc.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{"spec.owner": "tenant"})
+	g.Expect(apierrors.IsBadRequest(err)).To(BeTrue(), "got %v", err)
 
 	// The raw responses, every field the server sent: no password, in any form.
 	cfg, err := env.UserConfig(viewer, nil)
