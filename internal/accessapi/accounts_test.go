@@ -102,16 +102,25 @@ func TestKubectlCreateRawMint(t *testing.T) {
 	g.Expect(os.WriteFile(body, []byte(`{"apiVersion": "access.credo.dev/v1alpha1", "kind": "Mint", "spec": {}}`), 0o600)).To(Succeed())
 	assets, err := controlplane.AssetsDir()
 	g.Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", kubeconfig, "create", "-f", body,
-		"--raw", "/apis/access.credo.dev/v1alpha1/namespaces/"+ns+"/accounts/db/mint")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	g.Expect(cmd.Run()).To(Succeed(), "kubectl: %s", stderr.String())
-	var m accessv1.Mint
-	g.Expect(json.Unmarshal([]byte(stdout.String()), &m)).To(Succeed())
-	g.Expect(m.Spec.Account).To(Equal("db"))
-	g.Expect(matches(verifier.SHA256Hex, string(secretOf(g, ns, s.Name).Data["password"]), m.Status.Password)).To(BeTrue(),
-		"kubectl printed the minted password (value not printed)")
+	// From a file (docs/spec/v1alpha1/mints.md) and from stdin (docs/guides/headless-pipelines.md).
+	for _, file := range []string{body, "-"} {
+		cmd := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", kubeconfig, "create", "-f", file,
+			"--raw", "/apis/access.credo.dev/v1alpha1/namespaces/"+ns+"/accounts/db/mint")
+		if file == "-" {
+			f, err := os.Open(body)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer f.Close()
+			cmd.Stdin = f
+		}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		g.Expect(cmd.Run()).To(Succeed(), "kubectl: %s", stderr.String())
+		var m accessv1.Mint
+		g.Expect(json.Unmarshal([]byte(stdout.String()), &m)).To(Succeed())
+		g.Expect(m.Spec.Account).To(Equal("db"))
+		g.Expect(matches(verifier.SHA256Hex, string(secretOf(g, ns, s.Name).Data["password"]), m.Status.Password)).To(BeTrue(),
+			"kubectl printed the minted password (value not printed)")
+	}
 }
 
 // A user who may only create accounts/revocation revokes, and gets 403 from
