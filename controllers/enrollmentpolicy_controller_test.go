@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -31,8 +32,10 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 )
@@ -291,4 +294,23 @@ func TestPolicyReconcileRequestIsHandled(t *testing.T) {
 	policyWith(g, ns, "ops", func(p *enrollv1.EnrollmentPolicy) bool {
 		return p.Status.LastHandledReconcileAt == "now-1"
 	})
+}
+
+func TestEnrollmentSampleIsAcceptedAndReady(t *testing.T) {
+	g := NewWithT(t)
+	raw, err := os.ReadFile("../config/samples/enrollment/policy.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{}
+	g.Expect(yaml.Unmarshal(raw, &u.Object)).To(Succeed())
+	g.Expect(u.GetNamespace()).To(Equal("tenant-demo"))
+	ns := newTestNamespace(t)
+	u.SetNamespace(ns)
+	// Strict field validation: a field the CRD does not know fails the create.
+	g.Expect(k8sClient.Create(context.Background(), u, client.FieldValidation("Strict"))).To(Succeed())
+
+	p := policyWith(g, ns, u.GetName(), policyCounts(0, 0))
+	g.Expect(p.GetCertificateTTL()).To(Equal(24 * time.Hour))
+	g.Expect(p.GetRenewalGrace()).To(Equal(time.Hour))
+	g.Expect(p.GetTokenLifetime()).To(Equal(24 * time.Hour))
+	g.Expect(p.Spec.AllowedLabels).To(Equal([]enrollv1.LabelRule{{Key: "role", Values: []string{"web", "db"}}, {Key: "env"}}))
 }
