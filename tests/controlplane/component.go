@@ -38,6 +38,9 @@ type Process struct {
 // PID is the process id.
 func (c *Process) PID() int { return c.cmd.Process.Pid }
 
+// Binary is the path of the executable.
+func (c *Process) Binary() string { return c.cmd.Path }
+
 // LogPath is the file the process writes its output to.
 func (c *Process) LogPath() string { return c.log.Name() }
 
@@ -54,7 +57,8 @@ func (e *Environment) StartProcess(name, binary string, env []string, args ...st
 }
 
 func startProcess(dir, name, binary string, env []string, args ...string) (*Process, error) {
-	logFile, err := os.Create(filepath.Join(dir, name+".log"))
+	// Appended: a restarted process keeps the log of its earlier run.
+	logFile, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating %s log: %w", name, err)
 	}

@@ -28,8 +28,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +43,7 @@ import (
 
 // Controllers are the controller binaries (built into bin/ by `make build`)
 // that the development environment runs.
-var Controllers = []string{"trust-controller", "credential-controller"}
+var Controllers = []string{"trust-controller", "credential-controller", "enrollment-controller"}
 
 // Options configures Start.
 type Options struct {
@@ -68,6 +70,9 @@ type Environment struct {
 	Controllers []Controller
 	KubectlPath string
 
+	// EnrollmentURL is where agents reach the enrollment listener.
+	EnrollmentURL string
+
 	controllerKubeconfig string
 	accessAPIPort        int
 }
@@ -84,6 +89,20 @@ func (e *Environment) grantControllerRBAC(ctx context.Context, role string) (str
 	// The platform namespace holds the kept passwords of platform accounts.
 	if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: PlatformNamespace}}); err != nil {
 		return "", fmt.Errorf("creating namespace %s: %w", PlatformNamespace, err)
+	}
+	// credo itself, installed as Flux installs it: the release the embedded
+	// enrollment CA is published under as a trust anchor.
+	install := &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: InstallRelease, Namespace: PlatformNamespace},
+		Spec: helmv2.HelmReleaseSpec{
+			Interval: metav1.Duration{Duration: time.Hour},
+			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+				Chart: "credo", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "credo"},
+			}},
+		},
+	}
+	if err := e.Client.Create(ctx, install); err != nil {
+		return "", fmt.Errorf("creating HelmRelease %s/%s: %w", PlatformNamespace, InstallRelease, err)
 	}
 	if out, err := e.Kubectl(ctx, "apply", "--server-side", "-f", role); err != nil {
 		return "", fmt.Errorf("applying %s: %w\n%s", role, err, out)
@@ -181,6 +200,18 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 			"--access-api-cert-dir="+filepath.Join(e.Dir, "access-api"),
 			"--access-api-kubeconfig="+e.controllerKubeconfig)
 	}
+	if name == enrollmentController {
+		// A restarted controller listens where agents know it.
+		addr := strings.TrimPrefix(e.EnrollmentURL, "https://")
+		if addr == "" {
+			if addr, err = freeAddr(); err != nil {
+				return c, err
+			}
+			e.EnrollmentURL = "https://" + addr
+		}
+		args = append(args, "--namespace="+PlatformNamespace, "--enrollment-addr="+addr,
+			"--enrollment-hosts=127.0.0.1,localhost")
+	}
 	c.Process, err = e.StartProcess(name, binary, []string{"KUBECONFIG=" + e.controllerKubeconfig}, args...)
 	if err != nil {
 		return c, err
@@ -203,8 +234,37 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 	return c, nil
 }
 
+// RestartController stops the named controller and starts it again with
+// the same configuration, as a rollout would.
+func (e *Environment) RestartController(ctx context.Context, name string) error {
+	for i, c := range e.Controllers {
+		if c.Name != name {
+			continue
+		}
+		if err := c.Process.Stop(10 * time.Second); err != nil {
+			return fmt.Errorf("stopping %s: %w", name, err)
+		}
+		binary := c.Process.Binary()
+		next, err := e.startController(ctx, name, binary)
+		if err != nil {
+			return err
+		}
+		e.Controllers[i] = next
+		return nil
+	}
+	return fmt.Errorf("no controller %s", name)
+}
+
 // accessAPIController is the binary that serves access.credo.dev.
 const accessAPIController = "credential-controller"
+
+// enrollmentController serves the enrollment listener and keeps the
+// embedded CA in PlatformNamespace.
+const enrollmentController = "enrollment-controller"
+
+// InstallRelease is the HelmRelease credo is installed by, as Flux would
+// install it: the embedded enrollment CA is published under it.
+const InstallRelease = "credo"
 
 // registerAccessAPI lets kube-apiserver proxy access.credo.dev to the
 // credential-controller's server on loopback, so that `kubectl credo mint`

@@ -39,6 +39,9 @@ import (
 
 var k8s client.Client
 
+// dev is the local development environment, nil against E2E_KUBECONFIG.
+var dev *devenv.Environment
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -65,6 +68,6 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	k8s = env.Client
+	k8s, dev = env.Client, env
 	return m.Run()
 }
