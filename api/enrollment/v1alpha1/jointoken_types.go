@@ -85,7 +85,7 @@ type JoinTokenStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=jt,categories=credo;enrollment
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
-// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.spec.expiresAt`
+// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.spec.expiresAt`
 // +kubebuilder:printcolumn:name="Revoked",type=boolean,JSONPath=`.spec.revoked`
 // +kubebuilder:printcolumn:name="Uses",type=integer,JSONPath=`.status.uses`
 // +kubebuilder:printcolumn:name="Last Used",type=date,JSONPath=`.status.lastUsedAt`

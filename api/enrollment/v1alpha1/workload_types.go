@@ -97,8 +97,8 @@ type WorkloadStatus struct {
 // +kubebuilder:resource:shortName=wl,categories=credo;enrollment
 // +kubebuilder:printcolumn:name="Hostname",type=string,JSONPath=`.spec.hostname`
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
-// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.status.notAfter`
-// +kubebuilder:printcolumn:name="Renew After",type=date,JSONPath=`.status.renewAfter`
+// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.notAfter`
+// +kubebuilder:printcolumn:name="Renew After",type=string,JSONPath=`.status.renewAfter`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Serial",type=string,JSONPath=`.status.serial`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
