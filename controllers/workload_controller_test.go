@@ -102,9 +102,9 @@ func TestWorkloadExpiresWhenTheRenewalGraceEnds(t *testing.T) {
 	g.Consistently(func() bool {
 		return readyReason("True", enrollv1.EnrolledReason)(workloadWith(g, wl, time.Second, func(*enrollv1.Workload) bool { return true }))
 	}, time.Until(deadline)-500*time.Millisecond, 100*time.Millisecond).Should(BeTrue(), "renewable within the grace")
-	got := workloadWith(g, wl, 5*time.Second, readyReason("False", enrollv1.ExpiredReason))
+	got := workloadWith(g, wl, 8*time.Second, readyReason("False", enrollv1.ExpiredReason))
 	g.Expect(time.Now()).To(BeTemporally(">", deadline))
-	g.Expect(time.Since(deadline)).To(BeNumerically("<", 3*time.Second), "requeued at the end of the grace")
+	g.Expect(time.Since(deadline)).To(BeNumerically("<", 4*time.Second), "requeued at the end of the grace")
 	g.Expect(conditions.GetMessage(got, meta.ReadyCondition)).To(ContainSubstring(
 		"the renewal grace of 2s ended at " + deadline.UTC().Format(time.RFC3339) + "; the workload must enroll again with a join token"))
 	g.Eventually(func() []corev1.Event { return eventsOf(g, ns, wl.Name, enrollv1.ExpiredReason) },
