@@ -287,6 +287,7 @@ func TestRotationByAnnotationKeepsTheOldCATrustedForTheOverlap(t *testing.T) {
 	g.Expect(events[0].Reason).To(Equal(enrollmentv1.CARotatedReason))
 	g.Expect(events[0].Message).To(ContainSubstring(newFP))
 	g.Expect(events[0].Message).NotTo(ContainSubstring("PRIVATE"))
+	g.Expect(logs.String()).To(ContainSubstring("rotated the enrollment CA"), "the rotation is logged, so the suite's log scan sees it")
 
 	// Handled once: reconciling again writes nothing and rotates nothing.
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
@@ -483,4 +484,29 @@ func TestTheSecretHoldsNoKeyOutsideItsKeyEntries(t *testing.T) {
 	for k, v := range s.Annotations {
 		g.Expect(v).NotTo(ContainSubstring("PRIVATE KEY"), "annotation %s", k)
 	}
+}
+
+func TestConcurrentSignsOnAStaleCacheReadTheSecretOnce(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	a := newInstance(t, ns, nil, nil)
+	g.Expect(a.Reconcile(ctx)).To(Succeed())
+	a.clock.advance(DefaultRefreshAfter + time.Second)
+	before := a.reader.reads.Load()
+
+	var wg sync.WaitGroup
+	errs := make([]error, 50)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = a.Sign(ctx, newRequest(t, time.Hour))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(a.reader.reads.Load()).To(Equal(before + 1))
 }
