@@ -31,6 +31,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -237,7 +238,7 @@ func TestRevokedPolicyIsNotReady(t *testing.T) {
 	g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(meta.SucceededReason))
 }
 
-func TestPolicyWithInvalidDurationsIsStalled(t *testing.T) {
+func TestInvalidDurationsAreRefusedByTheAPIServer(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		mutate  func(*enrollv1.EnrollmentPolicy)
@@ -246,40 +247,27 @@ func TestPolicyWithInvalidDurationsIsStalled(t *testing.T) {
 		{
 			name:    "a certificate TTL under five seconds",
 			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.CertificateTTL = duration(2 * time.Second) },
-			message: "spec.certificateTTL 2s is under the minimum of 5s",
+			message: "certificateTTL must be at least 5s",
 		},
 		{
 			name:    "a renewal grace over a week",
 			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.RenewalGrace = duration(200 * time.Hour) },
-			message: "spec.renewalGrace 200h0m0s is over the maximum of 168h0m0s",
+			message: "renewalGrace must be at most 168h",
 		},
 		{
 			name:    "a zero token lifetime",
 			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.TokenLifetime = duration(0) },
-			message: "spec.tokenLifetime 0s is not positive",
+			message: "tokenLifetime must be positive",
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			ns := newTestNamespace(t)
-			p := newPolicy(t, ns, "bad", tt.mutate)
-			p = policyWith(g, ns, "bad", func(p *enrollv1.EnrollmentPolicy) bool {
-				return conditions.IsStalled(p) && p.Status.ObservedGeneration == p.Generation
-			})
-			g.Expect(conditions.GetReason(p, meta.StalledCondition)).To(Equal(enrollv1.InvalidDurationReason))
-			g.Expect(conditions.GetMessage(p, meta.StalledCondition)).To(Equal(tt.message))
-			g.Expect(conditions.IsFalse(p, meta.ReadyCondition)).To(BeTrue())
-			g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(enrollv1.InvalidDurationReason))
-			g.Expect(kstatusOf(t, p)).To(Equal(status.FailedStatus))
-			g.Eventually(func() []corev1.Event {
-				return eventsOf(g, ns, "bad", enrollv1.InvalidDurationReason)
-			}, 10*time.Second, 100*time.Millisecond).Should(HaveLen(1))
-
-			g.Expect(k8sClient.Patch(context.Background(), p, client.RawPatch(types.MergePatchType,
-				[]byte(`{"spec":{"certificateTTL":null,"renewalGrace":null,"tokenLifetime":null}}`)))).To(Succeed())
-			p = policyWith(g, ns, "bad", policyCounts(0, 0))
-			g.Expect(conditions.Has(p, meta.StalledCondition)).To(BeFalse())
-			g.Expect(kstatusOf(t, p)).To(Equal(status.CurrentStatus))
+			p := &enrollv1.EnrollmentPolicy{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns}}
+			tt.mutate(p)
+			err := k8sClient.Create(context.Background(), p)
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring(tt.message))
 		})
 	}
 }

@@ -66,19 +66,23 @@ type EnrollmentPolicySpec struct {
 	// policy, and the default one. Defaults to 24h.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="tokenLifetime must be positive"
 	// +optional
 	TokenLifetime *metav1.Duration `json:"tokenLifetime,omitempty"`
 
 	// CertificateTTL is the lifetime of the workload certificates. Defaults to 24h.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('5s')",message="certificateTTL must be at least 5s"
 	// +optional
 	CertificateTTL *metav1.Duration `json:"certificateTTL,omitempty"`
 
 	// RenewalGrace is how long after expiry a certificate may still renew
-	// (and do nothing else). Defaults to 1h, at most 168h.
+	// (and do nothing else). Defaults to 1h, at most 168h; 0s allows no
+	// renewal after expiry.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('168h')",message="renewalGrace must be at most 168h"
 	// +optional
 	RenewalGrace *metav1.Duration `json:"renewalGrace,omitempty"`
 
@@ -156,9 +160,13 @@ func (in *EnrollmentPolicy) GetCertificateTTL() time.Duration {
 	return durationOr(in.Spec.CertificateTTL, DefaultCertificateTTL)
 }
 
-// GetRenewalGrace returns spec.renewalGrace or its default, capped at MaxRenewalGrace.
+// GetRenewalGrace returns spec.renewalGrace (0 when set to 0s) or its
+// default, capped at MaxRenewalGrace.
 func (in *EnrollmentPolicy) GetRenewalGrace() time.Duration {
-	return min(durationOr(in.Spec.RenewalGrace, DefaultRenewalGrace), MaxRenewalGrace)
+	if in.Spec.RenewalGrace == nil {
+		return DefaultRenewalGrace
+	}
+	return min(max(in.Spec.RenewalGrace.Duration, 0), MaxRenewalGrace)
 }
 
 // +kubebuilder:object:root=true
