@@ -35,14 +35,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/controllers"
 	"github.com/credo-dev/credo/internal/ca"
+	"github.com/credo-dev/credo/internal/ca/certmanager"
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/enrollment"
 	credomanager "github.com/credo-dev/credo/internal/manager"
@@ -70,8 +73,13 @@ func main() {
 		namespace string
 	)
 	caOpts := embedded.NewOptions()
+	cmOpts := certmanager.NewOptions()
+	var authorityKind string
 	opts.BindFlags(pflag.CommandLine)
 	caOpts.BindFlags(pflag.CommandLine)
+	cmOpts.BindFlags(pflag.CommandLine)
+	pflag.StringVar(&authorityKind, "certificate-authority", authorityEmbedded,
+		"Who signs workload certificates: embedded (a CA kept in a Secret of the controller's namespace) or cert-manager (a CertificateRequest per certificate; needs --cert-manager-* and --enrollment-tls-cert-file).")
 	pflag.StringVar(&namespace, "namespace", os.Getenv("RUNTIME_NAMESPACE"),
 		"The controller's namespace, where the embedded CA Secret is kept (default $RUNTIME_NAMESPACE).")
 	pflag.StringVar(&listen.addr, "enrollment-addr", ":9443", "The address the enrollment HTTPS listener binds to.")
@@ -125,16 +133,9 @@ func main() {
 		fail(err, "unable to set up the Workload controller")
 	}
 
-	authority, err := embedded.New(caOpts, mgr.GetClient(), mgr.GetAPIReader(), setup.Recorder)
+	authority, getCert, err := certificateAuthority(mgr, authorityKind, caOpts, cmOpts, listen, setup.Recorder)
 	if err != nil {
-		fail(err, "unable to set up the embedded CA")
-	}
-	if err := mgr.Add(authority); err != nil {
-		fail(err, "unable to run the embedded CA")
-	}
-	getCert, err := servingCertificate(listen, authority)
-	if err != nil {
-		fail(err, "unable to load the enrollment listener's certificate")
+		fail(err, "unable to set up the certificate authority")
 	}
 	srv := &enrollment.Server{
 		Reader: mgr.GetCache(), Client: mgr.GetClient(), CA: authority, Recorder: setup.Recorder,
@@ -158,16 +159,56 @@ func main() {
 	}
 }
 
-// servingCertificate returns the listener's certificate: the files given,
-// reloaded when they change, or one the embedded CA issues and renews.
-func servingCertificate(o listenerOptions, authority *embedded.CA) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
-	if o.certFile == "" {
-		return authority.GetCertificate(o.hosts), nil
-	}
-	return enrollment.FileCertificate(o.certFile, o.keyFile)
-}
+const (
+	authorityEmbedded    = "embedded"
+	authorityCertManager = "cert-manager"
+)
 
-var _ ca.CertificateAuthority = (*embedded.CA)(nil)
+type getCertificateFunc = func(*tls.ClientHelloInfo) (*tls.Certificate, error)
+
+// certificateAuthority builds the signer the enrollment server talks to
+// through ca.CertificateAuthority, and the listener's serving certificate:
+// the files given (reloaded when they change) or, with the embedded CA, one
+// it issues and renews.
+func certificateAuthority(mgr ctrl.Manager, kind string, caOpts embedded.Options, cmOpts certmanager.Options,
+	listen listenerOptions, recorder events.EventRecorder) (ca.CertificateAuthority, getCertificateFunc, error) {
+	var fromFiles getCertificateFunc
+	if listen.certFile != "" {
+		var err error
+		if fromFiles, err = enrollment.FileCertificate(listen.certFile, listen.keyFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch kind {
+	case authorityEmbedded:
+		authority, err := embedded.New(caOpts, mgr.GetClient(), mgr.GetAPIReader(), recorder)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := mgr.Add(authority); err != nil {
+			return nil, nil, err
+		}
+		if fromFiles == nil {
+			fromFiles = authority.GetCertificate(listen.hosts)
+		}
+		return authority, fromFiles, nil
+	case authorityCertManager:
+		if fromFiles == nil {
+			return nil, nil, errors.New("--certificate-authority=cert-manager needs --enrollment-tls-cert-file and --enrollment-tls-key-file (a cert-manager Certificate mounted into the pod)")
+		}
+		watching, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+		if err != nil {
+			return nil, nil, err
+		}
+		authority, err := certmanager.New(cmOpts, watching)
+		if err != nil {
+			return nil, nil, err
+		}
+		return authority, fromFiles, nil
+	default:
+		return nil, nil, fmt.Errorf("--certificate-authority %q: want %s or %s", kind, authorityEmbedded, authorityCertManager)
+	}
+}
 
 func fail(err error, msg string) {
 	ctrl.Log.WithName(controllerName).Error(err, msg)

@@ -66,7 +66,12 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		NotBefore: now.Add(-Backdate(ttl, s.MaxBackdate)), NotAfter: now.Add(ttl),
 	})
 	if err != nil {
-		return nil, unavailable("signing the certificate", err)
+		if errors.Is(err, ca.ErrUnavailable) {
+			return nil, unavailable("signing the certificate", err)
+		}
+		s.Log.Info("the certificate authority refused to sign", "workload", wl.Name, "error", err.Error())
+		return nil, &apiError{status: http.StatusBadGateway, reason: enrollapi.ReasonSigningRefused,
+			msg: fmt.Sprintf("the certificate authority refused to sign: %v", err)}
 	}
 	cert := issued.Certificate
 	if err := checkIssued(cert, csr, uri.String()); err != nil {

@@ -144,6 +144,7 @@ const (
 	ReasonUnauthenticated    = "Unauthenticated"
 	ReasonRateLimited        = "RateLimited"
 	ReasonSigningUnavailable = "SigningUnavailable"
+	ReasonSigningRefused     = "SigningRefused" // the external issuer denied or failed the request
 )
 
 // Error is the JSON body of every non-2xx answer.
