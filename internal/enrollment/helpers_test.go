@@ -45,7 +45,7 @@ import (
 
 var nsCounter int
 
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	nsCounter++
 	name := fmt.Sprintf("enroll-%d-%d", time.Now().UnixNano()%100000, nsCounter)
@@ -55,7 +55,7 @@ func newNamespace(t *testing.T) string {
 	return name
 }
 
-func newPolicy(t *testing.T, ns string, spec enrollv1.EnrollmentPolicySpec) *enrollv1.EnrollmentPolicy {
+func newPolicy(t testing.TB, ns string, spec enrollv1.EnrollmentPolicySpec) *enrollv1.EnrollmentPolicy {
 	t.Helper()
 	p := &enrollv1.EnrollmentPolicy{ObjectMeta: metav1.ObjectMeta{Name: "agents", Namespace: ns}, Spec: spec}
 	if err := k8s.Create(context.Background(), p); err != nil {
@@ -65,7 +65,7 @@ func newPolicy(t *testing.T, ns string, spec enrollv1.EnrollmentPolicySpec) *enr
 }
 
 // newToken writes a JoinToken record as the access API does and returns the token.
-func newToken(t *testing.T, p *enrollv1.EnrollmentPolicy, expires time.Duration) (string, *enrollv1.JoinToken) {
+func newToken(t testing.TB, p *enrollv1.EnrollmentPolicy, expires time.Duration) (string, *enrollv1.JoinToken) {
 	t.Helper()
 	tok, err := enrollment.NewToken()
 	if err != nil {
@@ -87,7 +87,7 @@ func newToken(t *testing.T, p *enrollv1.EnrollmentPolicy, expires time.Duration)
 	return tok.String(), jt
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
