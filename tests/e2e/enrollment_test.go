@@ -20,8 +20,10 @@ package e2e
 
 import (
 	"context"
+
 	"crypto/x509"
 	"fmt"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/tests/devenv"
 )
 
@@ -226,4 +229,42 @@ func TestAgentRefusalsAreClear(t *testing.T) {
 	if log := revoked.log(t); !strings.Contains(log, "TokenRevoked") {
 		t.Fatalf("the refusal does not name its reason:\n%s", log)
 	}
+}
+
+func TestEnrollmentCAIsPublishedAsATrustAnchor(t *testing.T) {
+	needLocal(t)
+	ctx := context.Background()
+	var ta trustv1.TrustAnchor
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: devenv.InstallRelease}, &ta)
+		if err == nil && conditions.IsReady(&ta) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("TrustAnchor %s/%s is not Ready (%v): %+v", devenv.PlatformNamespace, devenv.InstallRelease, err, ta.Status.Conditions)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if ta.Spec.Source.Name != "credo-enrollment-ca" || ta.Status.Leg != trustv1.LegLabel {
+		t.Fatalf("the anchor is lifted from %s on leg %s, want credo-enrollment-ca on the label leg", ta.Spec.Source.Name, ta.Status.Leg)
+	}
+	var projection corev1.Secret
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: devenv.InstallRelease + ".tenant-ca"}, &projection); err != nil {
+		t.Fatal(err)
+	}
+	if len(projection.Data) != 1 || len(projection.Data["ca.crt"]) == 0 {
+		t.Fatalf("the projection holds keys %v, want ca.crt alone", keysOf(projection.Data))
+	}
+	if n, ok := s0(projection.Data["ca.crt"]); !ok || n < 1 {
+		t.Fatal("the projection holds something other than certificates")
+	}
+}
+
+func keysOf(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
