@@ -81,6 +81,13 @@ Controllers:
 	for _, c := range env.Controllers {
 		fmt.Printf("  %-22s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
 	}
+	fmt.Printf(`
+Enroll an agent (the enrollment listener is %s):
+
+  k get secret -n %s %s.tenant-ca -o jsonpath='{.data.ca\.crt}' | base64 -d > /tmp/credo-ca.pem
+  bin/kubectl-credo --kubeconfig %s token create web-and-db -n tenant-demo -o json | jq -r .token > /tmp/credo-token
+  bin/credo-agent --server %s --ca-file /tmp/credo-ca.pem --token-file /tmp/credo-token --state-dir /tmp/credo-agent --label role=web
+`, env.EnrollmentURL, devenv.PlatformNamespace, devenv.InstallRelease, env.Kubeconfig, env.EnrollmentURL)
 	fmt.Println("\nPress Ctrl-C to stop.")
 }
 
