@@ -27,6 +27,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
@@ -142,7 +143,7 @@ func (c *client) getBundle(ctx context.Context) ([]byte, error) {
 
 func (c *client) url(path string) string {
 	u := *c.a.server
-	u.Path = u.Path + path
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	return u.String()
 }
 

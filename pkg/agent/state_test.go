@@ -180,3 +180,26 @@ func TestAnAnswerThatIsNotAnAPIErrorKeepsItsStatus(t *testing.T) {
 	g.Expect(errors.As(err, &apiErr)).To(BeFalse())
 	g.Expect(err.Error()).To(Equal("the enrollment server answered 404 Not Found"))
 }
+
+func TestCheckRegistrationRefusesAnUnusableIdentity(t *testing.T) {
+	g := NewWithT(t)
+	const id = "5b0c8f6e-0d7e-4b43-9a57-3f0e4c9b1a2d"
+	uri := must(checkRegistration(&enrollapi.EnrollResponse{UUID: id, URI: "credo://workload/" + id}))
+	g.Expect(uri.String()).To(Equal("credo://workload/" + id))
+	for _, bad := range []enrollapi.EnrollResponse{
+		{UUID: ""},
+		{UUID: "a/b"},
+		{UUID: "a?b"},
+		{UUID: "../x"},
+		{UUID: id, URI: "credo://workload/another"},
+	} {
+		_, err := checkRegistration(&bad)
+		g.Expect(err).To(HaveOccurred(), "%+v", bad)
+	}
+}
+
+func TestTheServerURLMayEndWithASlash(t *testing.T) {
+	h := newHarness(t, time.Hour, time.Hour)
+	a := must(New(h.config(func(c *Config) { c.Server += "/" })))
+	NewWithT(t).Expect(a.client.url(enrollapi.PathBundle)).To(Equal(h.srv.srv.URL + enrollapi.PathBundle))
+}
