@@ -35,14 +35,23 @@ type Setup struct {
 }
 
 // New sets the global logger from opts, loads the kubeconfig (exiting the
-// process when there is none, as every Flux controller does), builds a manager named after the
-// controller (the leader election ID and the events' reporting controller),
+// process when there is none, as every Flux controller does), builds a
+// manager named after the controller (the leader election ID, one per shard
+// of --watch-label-selector, and the events' reporting controller),
 // registers the health probes and creates the Flux events recorder.
 // configure, when not nil, adjusts the manager options (cache and client
-// settings) before the manager is built.
+// settings) before the manager is built; restricting the caches to the
+// shard (Options.Shard) is the binary's to do, as only it knows its kinds.
 func New(controllerName string, scheme *runtime.Scheme, opts Options, configure func(*ctrl.Options)) (*Setup, error) {
 	log := logger.NewLogger(opts.Logger)
 	ctrl.SetLogger(log)
+	s, err := opts.Shard()
+	if err != nil {
+		return nil, err
+	}
+	if s.Sharded() {
+		log.Info("serving one shard", "watchLabelSelector", s.String())
+	}
 
 	restConfig := client.GetConfigOrDie(opts.Client)
 
@@ -55,7 +64,7 @@ func New(controllerName string, scheme *runtime.Scheme, opts Options, configure 
 		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
 		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
 		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
-		LeaderElectionID:              controllerName + "-leader-election",
+		LeaderElectionID:              opts.LeaderElectionID(controllerName),
 		Logger:                        log,
 	}
 	if configure != nil {

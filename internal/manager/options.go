@@ -21,15 +21,22 @@ package manager
 
 import (
 	"github.com/fluxcd/pkg/runtime/client"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/spf13/pflag"
+
+	"github.com/credo-dev/credo/internal/shard"
 )
 
 const (
 	flagMetricsAddr = "metrics-addr"
 	flagHealthAddr  = "health-addr"
 	flagEventsAddr  = "events-addr"
+	// flagWatchLabelSelector is the one flag of Flux's WatchOptions credo
+	// binds: credo serves all namespaces, and reads the Secrets it needs
+	// whatever their labels.
+	flagWatchLabelSelector = "watch-label-selector"
 )
 
 // Options is the runtime configuration shared by credo's controller binaries.
@@ -52,6 +59,9 @@ type Options struct {
 	Client         client.Options
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
+	// Watch holds --watch-label-selector: the shard this instance serves
+	// (see Shard). Only its LabelSelector is bound.
+	Watch fluxcontroller.WatchOptions
 }
 
 // BindFlags binds the options, and the Flux runtime options they embed, to fs.
@@ -65,4 +75,24 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	o.Client.BindFlags(fs)
 	o.Logger.BindFlags(fs)
 	o.LeaderElection.BindFlags(fs)
+	watch := pflag.NewFlagSet("watch", pflag.ContinueOnError)
+	o.Watch.BindFlags(watch)
+	fs.AddFlag(watch.Lookup(flagWatchLabelSelector))
+}
+
+// Shard returns the shard --watch-label-selector describes: the
+// unsharded zero Shard when the flag is empty.
+func (o *Options) Shard() (shard.Shard, error) {
+	return shard.New(o.Watch)
+}
+
+// LeaderElectionID is the lease name of the controller's leader election:
+// one per shard, so that the instances of different shards each elect
+// their own leader, as Flux controllers do.
+func (o *Options) LeaderElectionID(controllerName string) string {
+	id := controllerName + "-leader-election"
+	if o.Watch.LabelSelector != "" {
+		id = leaderelection.GenerateID(id, o.Watch.LabelSelector)
+	}
+	return id
 }
