@@ -47,6 +47,9 @@ manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.
 	$(CONTROLLER_GEN) crd rbac:roleName=credo-manager paths="github.com/credo-dev/credo/api/..." paths="./controllers/..." paths="./internal/accessapi/..." paths="./internal/enrollment/..." paths="./internal/ca/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) crd paths="github.com/fluxcd/helm-controller/api/v2" \
+		paths="github.com/fluxcd/source-controller/api/v1" \
+		paths="github.com/fluxcd/kustomize-controller/api/v1" \
+		paths="github.com/fluxcd/notification-controller/api/v1beta3" \
 		output:crd:artifacts:config=config/testdata/crds
 
 .PHONY: generate
