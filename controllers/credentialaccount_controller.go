@@ -208,7 +208,7 @@ func (r *CredentialAccountReconciler) fail(acct *credv1.CredentialAccount, condT
 		if errors.As(err, &w) {
 			eventType = corev1.EventTypeNormal
 		}
-		r.EventRecorder.AnnotatedEventf(acct, nil, nil, eventType, reason, eventActionAccount, "%s", err.Error())
+		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), eventType, reason, eventActionAccount, "%s", err.Error())
 	}
 	conditions.MarkTrue(acct, condType, reason, "%s", err.Error())
 	return err

@@ -123,7 +123,7 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 		}
 		return nil, fmt.Errorf("creating Secret %s: %w", name, err)
 	}
-	r.EventRecorder.AnnotatedEventf(acct, nil, nil, corev1.EventTypeNormal, credv1.SecretCreatedReason, eventActionAccount,
+	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.SecretCreatedReason, eventActionAccount,
 		"created Secret %s (%s)", name, origin)
 	return s, nil
 }
@@ -201,7 +201,7 @@ func (r *CredentialAccountReconciler) rotatePlatform(ctx context.Context, acct *
 	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
 		return fmt.Errorf("rotating Secret %s: %w", cur.Name, err)
 	}
-	r.EventRecorder.AnnotatedEventf(acct, nil, nil, corev1.EventTypeNormal, credv1.RotatedReason, eventActionAccount,
+	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.RotatedReason, eventActionAccount,
 		"rotated the platform password of %s (rotate=%s)", cur.Name, acct.Spec.Rotate)
 	return nil
 }

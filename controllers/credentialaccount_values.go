@@ -70,7 +70,7 @@ func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *c
 		}); err != nil {
 			return err
 		}
-		r.EventRecorder.AnnotatedEventf(acct, nil, nil, corev1.EventTypeNormal, credv1.ValuesFromUpdatedReason, eventActionAccount,
+		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.ValuesFromUpdatedReason, eventActionAccount,
 			"added valuesFrom Secret %s to HelmRelease %s at %s", want.Name, hr.Name, want.TargetPath)
 	}
 	if hr.Spec.Suspend {

@@ -241,5 +241,5 @@ func (r *EnrollmentPolicyReconciler) notify(policy *enrollv1.EnrollmentPolicy, w
 	case c.Status != metav1.ConditionTrue && c.Reason != enrollv1.PolicyRevokedReason:
 		eventType = corev1.EventTypeWarning
 	}
-	r.EventRecorder.AnnotatedEventf(policy, nil, nil, eventType, c.Reason, eventActionEnrollment, "%s", c.Message)
+	r.EventRecorder.AnnotatedEventf(policy, nil, policy.EventMetadata(), eventType, c.Reason, eventActionEnrollment, "%s", c.Message)
 }

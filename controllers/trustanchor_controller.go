@@ -248,7 +248,7 @@ func (r *TrustAnchorReconciler) markFailure(ta *trustv1.TrustAnchor, condType st
 		if reason == trustv1.SourceNotFoundReason || reason == trustv1.HelmReleaseNotFoundReason {
 			eventType = corev1.EventTypeNormal
 		}
-		r.EventRecorder.AnnotatedEventf(ta, nil, nil, eventType, reason, eventActionProject, "%s", msg)
+		r.EventRecorder.AnnotatedEventf(ta, nil, anchorEventMetadata(ta), eventType, reason, eventActionProject, "%s", msg)
 	}
 	conditions.MarkTrue(ta, condType, reason, "%s", msg)
 }

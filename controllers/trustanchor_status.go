@@ -39,7 +39,26 @@ import (
 
 // eventRevisionAnnotation carries the projection's fingerprint on events,
 // as Flux's revision annotation does.
-const eventRevisionAnnotation = "trust.credo.dev/fingerprint"
+const eventRevisionAnnotation = trustv1.EventFingerprintKey
+
+// anchorEventMetadata is the metadata of every event on ta, plus extra
+// key-value pairs: what notification-controller forwards beside the reason,
+// so that an alert names the release and the Secrets without a lookup.
+func anchorEventMetadata(ta *trustv1.TrustAnchor, extra ...string) map[string]string {
+	md := map[string]string{
+		trustv1.EventReleaseKey:    ta.Spec.Release,
+		trustv1.EventSourceKey:     ta.Spec.Source.Name,
+		trustv1.EventSourceKeyKey:  ta.GetSourceKey(),
+		trustv1.EventProjectionKey: ta.ProjectionName(),
+	}
+	if leg, _ := legOf(ta); leg != "" {
+		md[trustv1.EventLegKey] = string(leg)
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		md[extra[i]] = extra[i+1]
+	}
+	return md
+}
 
 // eventActionProject is the action of every trust-controller event.
 const eventActionProject = "Project"
@@ -68,7 +87,7 @@ func (r *TrustAnchorReconciler) recordProjection(ta *trustv1.TrustAnchor, res *p
 		return
 	}
 	ta.Status.LastRotationTime = ptr.To(metav1.NewTime(r.now()))
-	r.EventRecorder.AnnotatedEventf(ta, nil, map[string]string{eventRevisionAnnotation: fp}, corev1.EventTypeNormal,
+	r.EventRecorder.AnnotatedEventf(ta, nil, anchorEventMetadata(ta, eventRevisionAnnotation, fp), corev1.EventTypeNormal,
 		trustv1.ProjectedReason, eventActionProject, "projected %d certificate(s) from Secret %s key %s into Secret %s (%s)",
 		len(certs), ta.Spec.Source.Name, ta.GetSourceKey(), ta.ProjectionName(), fp)
 }

@@ -153,7 +153,7 @@ func (r *WorkloadReconciler) collectPending(ctx context.Context, wl *enrollv1.Wo
 		return ctrl.Result{}, fmt.Errorf("deleting pending workload: %w", err)
 	}
 	ctrl.LoggerFrom(ctx).Info("deleted a workload that got no certificate", "timeout", timeout.String())
-	r.EventRecorder.AnnotatedEventf(wl, nil, nil, corev1.EventTypeNormal, enrollv1.PendingTimeoutReason, eventActionEnrollment,
+	r.EventRecorder.AnnotatedEventf(wl, nil, wl.EventMetadata(), corev1.EventTypeNormal, enrollv1.PendingTimeoutReason, eventActionEnrollment,
 		"deleted: registered at %s with join token %s, no certificate requested within %s", formatTime(wl.CreationTimestamp.Time),
 		wl.Spec.Token, timeout)
 	return ctrl.Result{}, nil
@@ -181,7 +181,7 @@ func (r *WorkloadReconciler) setReady(ctx context.Context, wl *enrollv1.Workload
 		return ctrl.Result{}, fmt.Errorf("patching workload status: %w", err)
 	}
 	if reason == enrollv1.ExpiredReason || reason == enrollv1.PolicyNotFoundReason {
-		r.EventRecorder.AnnotatedEventf(wl, nil, nil, corev1.EventTypeWarning, reason, eventActionEnrollment, "%s", msg)
+		r.EventRecorder.AnnotatedEventf(wl, nil, wl.EventMetadata(), corev1.EventTypeWarning, reason, eventActionEnrollment, "%s", msg)
 	}
 	return ctrl.Result{}, nil
 }
