@@ -26,6 +26,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -51,12 +52,16 @@ import (
 // derives. Accounts of a release whose values cannot be read are kept.
 type AccountSourceReconciler struct {
 	client.Client
+	fluxcontroller.Metrics
 }
 
 // Reconcile brings the generated accounts of one AccountSource in line.
 func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var src credv1.AccountSource
+	timer := startTimer(r.Metrics, req)
+	defer func() { timer.done(ctx, &src) }()
 	if err := r.Get(ctx, req.NamespacedName, &src); err != nil {
+		timer.gone = apierrors.IsNotFound(err)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if src.Spec.Suspend {

@@ -36,6 +36,7 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconcile"
 	"github.com/credo-dev/credo/internal/verifier"
 )
@@ -81,15 +82,16 @@ type CredentialAccountReconciler struct {
 
 // Reconcile reconciles one CredentialAccount.
 func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	start := time.Now()
 	acct := &credv1.CredentialAccount{}
+	timer := startTimer(r.Metrics, req)
+	defer func() { timer.done(ctx, acct) }()
 	if err := r.Get(ctx, req.NamespacedName, acct); err != nil {
+		timer.gone = apierrors.IsNotFound(err)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !acct.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, acct)
 	}
-	r.RecordSuspend(ctx, acct, acct.Spec.Suspend)
 	if acct.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}
@@ -103,7 +105,6 @@ func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	patcher := patch.NewSerialPatcher(acct, r.Client)
 	defer func() {
 		result, retErr = reconcile.Finish(ctx, patcher, acct, credentialAccountSummary, result, retErr)
-		r.RecordDuration(ctx, acct, start)
 	}()
 	if acct.Generation != acct.Status.ObservedGeneration {
 		conditions.MarkReconciling(acct, meta.ProgressingReason, "reconciling generation %d", acct.Generation)
@@ -202,6 +203,9 @@ func (r *CredentialAccountReconciler) recordSecret(acct *credv1.CredentialAccoun
 // Warning event on a transition.
 func (r *CredentialAccountReconciler) fail(acct *credv1.CredentialAccount, condType string, err error) error {
 	reason := reasonOf(err)
+	if reason == credv1.NameCollisionReason || reason == credv1.AccountCollisionReason {
+		metrics.AccountCollision(acct.Namespace)
+	}
 	if !conditions.IsTrue(acct, condType) || conditions.GetReason(acct, condType) != reason {
 		eventType := corev1.EventTypeWarning
 		var w *reconcile.Waiting

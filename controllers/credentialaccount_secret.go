@@ -33,6 +33,7 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconcile"
 	"github.com/credo-dev/credo/internal/verifier"
 )
@@ -123,6 +124,7 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 		}
 		return nil, fmt.Errorf("creating Secret %s: %w", name, err)
 	}
+	metrics.AccountSecretCreated(acct.Namespace)
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.SecretCreatedReason, eventActionAccount,
 		"created Secret %s (%s)", name, origin)
 	return s, nil
@@ -201,6 +203,7 @@ func (r *CredentialAccountReconciler) rotatePlatform(ctx context.Context, acct *
 	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
 		return fmt.Errorf("rotating Secret %s: %w", cur.Name, err)
 	}
+	metrics.AccountRotated(acct.Namespace)
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.RotatedReason, eventActionAccount,
 		"rotated the platform password of %s (rotate=%s)", cur.Name, acct.Spec.Rotate)
 	return nil

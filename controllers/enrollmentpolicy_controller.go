@@ -30,6 +30,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	fluxreconcile "github.com/fluxcd/pkg/runtime/reconcile"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,9 +79,11 @@ func (r *EnrollmentPolicyReconciler) now() time.Time {
 // Reconcile reconciles one EnrollmentPolicy. It is requeued when its next
 // join token expires, so that the token count drops on time.
 func (r *EnrollmentPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	start := time.Now()
 	policy := &enrollv1.EnrollmentPolicy{}
+	timer := startTimer(r.Metrics, req)
+	defer func() { timer.done(ctx, policy) }()
 	if err := r.Get(ctx, req.NamespacedName, policy); err != nil {
+		timer.gone = apierrors.IsNotFound(err)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !policy.DeletionTimestamp.IsZero() {
@@ -93,7 +96,6 @@ func (r *EnrollmentPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	patcher := patch.NewSerialPatcher(policy, r.Client)
 	defer func() {
 		result, retErr = r.finish(ctx, patcher, policy, was, result, retErr)
-		r.RecordDuration(ctx, policy, start)
 	}()
 	if policy.Generation != policy.Status.ObservedGeneration {
 		conditions.MarkReconciling(policy, meta.ProgressingReason, "reconciling generation %d", policy.Generation)

@@ -75,6 +75,10 @@ var (
 	testAccountKeys       = NewAccountKeys("credentials.cozystack.io")
 	testPlatformNamespace = "credo-system"
 
+	// reconcileMetrics records the gotk_* metrics of every reconciler of
+	// the suite, as the recorder each binary registers does.
+	reconcileMetrics = metrics.NewRecorder()
+
 	// testPendingTimeout is the WorkloadReconciler's PendingTimeout here:
 	// short, so that the collection of pending workloads is seen.
 	testPendingTimeout = 4 * time.Second
@@ -123,7 +127,7 @@ func runSuite(m *testing.M) int {
 		Client:              mgr.GetClient(),
 		APIReader:           mgr.GetAPIReader(),
 		EventRecorder:       recorder,
-		Metrics:             fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()),
+		Metrics:             fluxcontroller.NewMetrics(mgr, reconcileMetrics),
 		Keys:                testKeys,
 		ExpiryWarningWindow: 30 * 24 * time.Hour,
 	}
@@ -138,7 +142,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "setting up TrustAnchor controller: %v\n", err)
 		return 1
 	}
-	if err := (&TrustSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, reconcileMetrics)}).SetupWithManager(mgr); err != nil {
 		fmt.Fprintf(os.Stderr, "setting up TrustSource controller: %v\n", err)
 		return 1
 	}
@@ -150,7 +154,7 @@ func runSuite(m *testing.M) int {
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
 		EventRecorder:     recorder,
-		Metrics:           fluxcontroller.NewMetrics(mgr, metrics.NewRecorder(), CredentialFinalizer),
+		Metrics:           fluxcontroller.NewMetrics(mgr, reconcileMetrics, CredentialFinalizer),
 		AccountKeys:       testAccountKeys,
 		PlatformNamespace: testPlatformNamespace,
 	}
@@ -158,7 +162,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "setting up CredentialAccount controller: %v\n", err)
 		return 1
 	}
-	if err := (&AccountSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&AccountSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, reconcileMetrics)}).SetupWithManager(mgr); err != nil {
 		fmt.Fprintf(os.Stderr, "setting up AccountSource controller: %v\n", err)
 		return 1
 	}
@@ -184,14 +188,14 @@ func setupEnrollment(ctx context.Context, mgr ctrl.Manager, recorder events.Reco
 	if err := (&EnrollmentPolicyReconciler{
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
-		Metrics:       fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()),
+		Metrics:       fluxcontroller.NewMetrics(mgr, reconcileMetrics),
 	}).SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("EnrollmentPolicy controller: %w", err)
 	}
 	if err := (&WorkloadReconciler{
 		Client:         mgr.GetClient(),
 		EventRecorder:  recorder,
-		Metrics:        fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()),
+		Metrics:        fluxcontroller.NewMetrics(mgr, reconcileMetrics),
 		PendingTimeout: testPendingTimeout,
 	}).SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("Workload controller: %w", err)

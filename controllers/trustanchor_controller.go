@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/pem"
 	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/reconcile"
@@ -85,7 +86,9 @@ type TrustAnchorReconciler struct {
 // Reconcile discovers the release's sources, creates the TrustAnchor of a
 // discovered source, and projects the CA certificate.
 func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	start := time.Now()
+	ta := &trustv1.TrustAnchor{}
+	timer := startTimer(r.Metrics, req)
+	defer func() { timer.done(ctx, ta) }()
 	if ok, err := r.serves(ctx, req.Namespace); err != nil || !ok {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -101,11 +104,11 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 
-	ta := &trustv1.TrustAnchor{}
 	if err := r.Get(ctx, req.NamespacedName, ta); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
+		timer.gone = true
 		first, ok := firstActive(cands)
 		if hr == nil || !ok || !hr.DeletionTimestamp.IsZero() {
 			return ctrl.Result{}, nil
@@ -116,7 +119,6 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !ta.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	r.RecordSuspend(ctx, ta, ta.Spec.Suspend)
 	if ta.Spec.Suspend {
 		ctrl.LoggerFrom(ctx).V(1).Info("reconciliation is suspended")
 		return ctrl.Result{}, nil
@@ -125,7 +127,6 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	patcher := patch.NewSerialPatcher(ta, r.Client)
 	defer func() {
 		result, retErr = reconcile.Finish(ctx, patcher, ta, trustAnchorSummary, result, retErr)
-		r.RecordDuration(ctx, ta, start)
 	}()
 	if ta.Generation != ta.Status.ObservedGeneration {
 		conditions.MarkReconciling(ta, meta.ProgressingReason, "reconciling generation %d", ta.Generation)
@@ -225,10 +226,12 @@ func (r *TrustAnchorReconciler) writeFailed(ta *trustv1.TrustAnchor, err error) 
 	var guard *pem.Error
 	switch {
 	case errors.As(err, &guard):
+		metrics.KeyRefused(ta.Namespace, string(guard.Reason))
 		err = reconcile.NewStalling(string(guard.Reason),
 			"refused %s key %s: %s; the existing projection is kept", ta.Spec.Source.Name, ta.GetSourceKey(), guard.Error())
 		r.markFailure(ta, trustv1.SourceRejectedCondition, err)
 	case errors.Is(err, projection.ErrCollision):
+		metrics.TrustCollision(ta.Namespace)
 		err = reconcile.NewStalling(trustv1.NameCollisionReason,
 			"Secret %s exists and was not created by credo; it is left untouched", ta.ProjectionName())
 		r.markFailure(ta, trustv1.ProjectionFailedCondition, err)

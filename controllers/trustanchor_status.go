@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/pem"
 	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/reconcile"
@@ -66,6 +67,9 @@ const eventActionProject = "Project"
 // recordProjection writes what was projected into the status, and emits an
 // event when the content changed (a new output).
 func (r *TrustAnchorReconciler) recordProjection(ta *trustv1.TrustAnchor, res *projection.Result) {
+	if res.Changed {
+		metrics.ProjectionWritten(ta.Namespace)
+	}
 	certs := res.Bundle.Certificates
 	ta.Status.ProjectedSecret = ta.ProjectionName()
 	ta.Status.Certificates = make([]trustv1.CertificateInfo, 0, len(certs))

@@ -24,8 +24,10 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/fluxcd/pkg/runtime/predicates"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,12 +49,16 @@ import (
 // rules; this one only keeps their status.
 type TrustSourceReconciler struct {
 	client.Client
+	fluxcontroller.Metrics
 }
 
 // Reconcile counts the HelmReleases a TrustSource selects.
 func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ts trustv1.TrustSource
+	timer := startTimer(r.Metrics, req)
+	defer func() { timer.done(ctx, &ts) }()
 	if err := r.Get(ctx, req.NamespacedName, &ts); err != nil {
+		timer.gone = apierrors.IsNotFound(err)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := patch.NewSerialPatcher(&ts, r.Client)

@@ -84,15 +84,16 @@ func (r *WorkloadReconciler) pendingTimeout() time.Duration {
 
 // Reconcile reconciles one Workload.
 func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	start := time.Now()
 	wl := &enrollv1.Workload{}
+	timer := startTimer(r.Metrics, req)
+	defer func() { timer.done(ctx, wl) }()
 	if err := r.Get(ctx, req.NamespacedName, wl); err != nil {
+		timer.gone = apierrors.IsNotFound(err)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !wl.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	defer r.RecordDuration(ctx, wl, start)
 	now := r.now()
 	if wl.Status.Serial == "" || wl.Status.NotAfter == nil {
 		return r.collectPending(ctx, wl, now)

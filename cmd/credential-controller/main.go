@@ -92,7 +92,7 @@ func main() {
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		fail(err, "unable to set up the CredentialAccount controller")
 	}
-	if err := (&controllers.AccountSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.AccountSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, recorder)}).SetupWithManager(mgr); err != nil {
 		fail(err, "unable to set up the AccountSource controller")
 	}
 	if accessOpts.Enabled() {

@@ -89,7 +89,7 @@ func main() {
 	if err := r.SetupWithManager(ctx, mgr, controllers.TrustAnchorReconcilerOptions{MaxConcurrentReconciles: concurrent}); err != nil {
 		fail(err, "unable to set up the TrustAnchor controller")
 	}
-	if err := (&controllers.TrustSourceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, recorder)}).SetupWithManager(mgr); err != nil {
 		fail(err, "unable to set up the TrustSource controller")
 	}
 	ctrl.Log.Info("starting manager", "labelDomain", labelDomain)

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	"github.com/credo-dev/credo/internal/metrics"
 )
 
 // dryRunRefused is the answer to a dry-run request: a mint has effects (a
@@ -98,12 +99,15 @@ func (r *MintREST) Create(ctx context.Context, obj runtime.Object, createValidat
 	}
 	namespace, user, err := request(ctx, obj, createValidation, options)
 	if err != nil {
+		metrics.AccessRefused(genericapirequest.NamespaceValue(ctx), metrics.OperationMint, err)
 		return nil, err
 	}
 	res, err := r.ops.Mint(ctx, namespace, m.Spec, user)
 	if err != nil {
+		metrics.AccessRefused(namespace, metrics.OperationMint, err)
 		return nil, err
 	}
+	metrics.Minted(namespace)
 	out := m.DeepCopy()
 	out.Namespace = namespace
 	out.CreationTimestamp = metav1.NewTime(res.At)
@@ -158,12 +162,15 @@ func (r *RevocationREST) Create(ctx context.Context, obj runtime.Object, createV
 	}
 	namespace, user, err := request(ctx, obj, createValidation, options)
 	if err != nil {
+		metrics.AccessRefused(genericapirequest.NamespaceValue(ctx), metrics.OperationRevoke, err)
 		return nil, err
 	}
 	res, err := r.ops.Revoke(ctx, namespace, rv.Spec, user)
 	if err != nil {
+		metrics.AccessRefused(namespace, metrics.OperationRevoke, err)
 		return nil, err
 	}
+	metrics.Revoked(namespace)
 	out := rv.DeepCopy()
 	out.Namespace = namespace
 	out.CreationTimestamp = metav1.NewTime(res.At)

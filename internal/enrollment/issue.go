@@ -34,6 +34,7 @@ import (
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca"
+	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -110,6 +111,11 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 				msg: fmt.Sprintf("workload %s was deleted; enroll again with a join token", wl.Name)}
 		}
 		return nil, unavailable("recording the certificate", err)
+	}
+	if renewal {
+		metrics.Renewed(wl.Namespace)
+	} else {
+		metrics.Enrolled(wl.Namespace)
 	}
 	grace := policy.GetRenewalGrace()
 	return &enrollapi.CertificateResponse{

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/ca"
+	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -144,6 +145,7 @@ func unavailable(what string, err error) *apiError {
 }
 
 func (s *Server) fail(w http.ResponseWriter, e *apiError) {
+	metrics.EnrollmentRefused(e.reason)
 	if e.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "5")
 	}

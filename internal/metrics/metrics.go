@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package metrics defines credo's own Prometheus counters, all named
+// credo_*, and registers them on controller-runtime's metrics.Registry, so
+// every binary that imports a package recording them serves them on its
+// --metrics-addr endpoint beside Flux's gotk_reconcile_duration_seconds.
+//
+// Labels are bounded: at most the namespace (one per tenant) and a reason
+// or operation taken from a fixed set of constants. No object name of an
+// unbounded set (workloads, tokens, client addresses) and nothing secret
+// (password, verifier, key, token, certificate) is ever a label value.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Label names.
+const (
+	labelNamespace = "namespace"
+	labelReason    = "reason"
+	labelOperation = "operation"
+)
+
+// Operations of the access API, the values of the operation label.
+const (
+	// OperationMint is a mint: a new password for an account.
+	OperationMint = "mint"
+	// OperationRevoke is a revocation: the account's password withdrawn.
+	OperationRevoke = "revoke"
+)
+
+var (
+	projectionsWritten = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_trust_projections_written_total",
+		Help: "Trust anchor projections (<release>.tenant-ca Secrets) created, or rewritten because their certificates changed.",
+	}, []string{labelNamespace})
+	keysRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_trust_keys_refused_total",
+		Help: "Source Secret keys refused by the trust-controller (a private key, or anything but certificates), by reason.",
+	}, []string{labelNamespace, labelReason})
+	trustCollisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_trust_collisions_total",
+		Help: "Projections refused because a Secret of their name exists that credo did not create.",
+	}, []string{labelNamespace})
+
+	accountSecretsCreated = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_credential_secrets_created_total",
+		Help: "Account Secrets created by the credential-controller (NotIssued, or Generated for platform accounts).",
+	}, []string{labelNamespace})
+	accountRotations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_credential_rotations_total",
+		Help: "Platform account passwords rotated by the credential-controller on a new spec.rotate.",
+	}, []string{labelNamespace})
+	accountCollisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_credential_collisions_total",
+		Help: "Accounts refused because their Secret name is taken by a foreign Secret or another account.",
+	}, []string{labelNamespace})
+
+	mints = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_access_mints_total",
+		Help: "Passwords minted through the access API (each mint of an issued account is a rotation).",
+	}, []string{labelNamespace})
+	revocations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_access_revocations_total",
+		Help: "Passwords revoked through the access API.",
+	}, []string{labelNamespace})
+	accessRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_access_refused_total",
+		Help: "Mints and revocations the access API refused or failed, by operation and Kubernetes status reason.",
+	}, []string{labelNamespace, labelOperation, labelReason})
+
+	enrollments = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_enrollment_enrollments_total",
+		Help: "Workloads enrolled with a join token (a first certificate issued).",
+	}, []string{labelNamespace})
+	renewals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_enrollment_renewals_total",
+		Help: "Workload certificates renewed.",
+	}, []string{labelNamespace})
+	enrollmentRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_enrollment_refused_total",
+		Help: "Enrollment and renewal requests the enrollment listener answered with an error, by its reason (RateLimited counts rate-limited attempts).",
+	}, []string{labelReason})
+)
+
+// Collectors returns every credo counter.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		projectionsWritten, keysRefused, trustCollisions,
+		accountSecretsCreated, accountRotations, accountCollisions,
+		mints, revocations, accessRefused,
+		enrollments, renewals, enrollmentRefused,
+	}
+}
+
+func init() {
+	crmetrics.Registry.MustRegister(Collectors()...)
+}
+
+// ProjectionWritten counts a projection created or rewritten with new certificates.
+func ProjectionWritten(namespace string) { projectionsWritten.WithLabelValues(namespace).Inc() }
+
+// KeyRefused counts a source key refused for reason, one of internal/pem's Reasons.
+func KeyRefused(namespace, reason string) { keysRefused.WithLabelValues(namespace, reason).Inc() }
+
+// TrustCollision counts a projection refused because of a foreign Secret.
+func TrustCollision(namespace string) { trustCollisions.WithLabelValues(namespace).Inc() }
+
+// AccountSecretCreated counts an account Secret created by the controller.
+func AccountSecretCreated(namespace string) { accountSecretsCreated.WithLabelValues(namespace).Inc() }
+
+// AccountRotated counts a platform account's password rotated by the controller.
+func AccountRotated(namespace string) { accountRotations.WithLabelValues(namespace).Inc() }
+
+// AccountCollision counts an account refused because its Secret name is taken.
+func AccountCollision(namespace string) { accountCollisions.WithLabelValues(namespace).Inc() }
+
+// Minted counts a password minted through the access API.
+func Minted(namespace string) { mints.WithLabelValues(namespace).Inc() }
+
+// Revoked counts a password revoked through the access API.
+func Revoked(namespace string) { revocations.WithLabelValues(namespace).Inc() }
+
+// AccessRefused counts a mint or revocation (operation is OperationMint or
+// OperationRevoke) answered with err. The label is err's Kubernetes status
+// reason (Forbidden, Conflict, NotFound, BadRequest, InternalError, ...),
+// never its message.
+func AccessRefused(namespace, operation string, err error) {
+	reason := string(apierrors.ReasonForError(err))
+	if reason == "" {
+		reason = "Unknown"
+	}
+	accessRefused.WithLabelValues(namespace, operation, reason).Inc()
+}
+
+// Enrolled counts a workload enrolled with a join token.
+func Enrolled(namespace string) { enrollments.WithLabelValues(namespace).Inc() }
+
+// Renewed counts a workload certificate renewed.
+func Renewed(namespace string) { renewals.WithLabelValues(namespace).Inc() }
+
+// EnrollmentRefused counts an enrollment or renewal request answered with
+// an error; reason is one of pkg/enrollapi's Reason constants.
+func EnrollmentRefused(reason string) { enrollmentRefused.WithLabelValues(reason).Inc() }
