@@ -41,6 +41,7 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	creconcile "github.com/credo-dev/credo/internal/reconcile"
+	"github.com/credo-dev/credo/internal/shard"
 )
 
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=accountsources,verbs=get;list;watch
@@ -52,6 +53,16 @@ import (
 // derives. Accounts of a release whose values cannot be read are kept.
 type AccountSourceReconciler struct {
 	client.Client
+	// APIReader reads uncached; required when sharded, to tell a release
+	// that moved to another shard (whose accounts are handed over) from one
+	// that is gone (whose accounts are deleted).
+	APIReader client.Reader
+	// Shard is the part of the releases served (--watch-label-selector).
+	// Every shard derives the accounts of its own releases, labelled with
+	// their shard; only the shard whose selector matches the AccountSource's
+	// own labels writes its status, counting that shard's releases and
+	// accounts. The zero Shard serves all.
+	Shard shard.Shard
 	fluxcontroller.Metrics
 }
 
@@ -86,6 +97,10 @@ func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		conditions.Delete(&src, meta.StalledCondition)
 		conditions.MarkTrue(&src, meta.ReadyCondition, meta.SucceededReason,
 			"%d account(s) for %d release(s)", src.Status.Accounts, src.Status.MatchedReleases)
+	}
+	if !r.Shard.Serves(&src) {
+		// Another shard keeps the status; this one derived its releases' accounts.
+		return ctrl.Result{RequeueAfter: 10 * time.Minute}, syncErr
 	}
 	err := creconcile.PatchRuleStatus(ctx, patcher, &src, CredentialFieldOwner)
 	return ctrl.Result{RequeueAfter: 10 * time.Minute}, errors.Join(syncErr, err)
@@ -128,6 +143,7 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			keep[hr.Namespace+"/"+hr.Name+"/"+strconv.Itoa(e)] = true
 		}
 		for _, a := range accts {
+			r.Shard.Stamp(a, hr)
 			desired[client.ObjectKeyFromObject(a)] = a
 		}
 	}
@@ -144,6 +160,13 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		if !ok {
 			if keep[cur.Namespace+"/"+cur.Labels[credv1.ReleaseLabel]+"/"+cur.Labels[entryLabel]] {
 				count++
+				continue
+			}
+			// Its release may have moved to another shard: the account goes with it.
+			if moved, err := r.handOver(ctx, cur); err != nil || moved {
+				if err != nil {
+					return err
+				}
 				continue
 			}
 			if err := r.Delete(ctx, cur); client.IgnoreNotFound(err) != nil {
@@ -166,7 +189,12 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		}
 	}
 	for _, a := range desired {
-		if err := r.Create(ctx, a, client.FieldOwner(CredentialFieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := r.Create(ctx, a, client.FieldOwner(CredentialFieldOwner))
+		if apierrors.IsAlreadyExists(err) {
+			// Created meanwhile, or held by another shard.
+			err = r.takeOver(ctx, a)
+		}
+		if err != nil {
 			return fmt.Errorf("creating account %s/%s: %w", a.Namespace, a.Name, err)
 		}
 		count++
@@ -181,6 +209,9 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 // SetupWithManager registers the reconciler: sources are re-derived when a
 // HelmRelease changes and when one of their accounts changes or goes.
 func (r *AccountSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Shard.Sharded() && r.APIReader == nil {
+		return errors.New("a sharded AccountSourceReconciler needs an APIReader")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&credv1.AccountSource{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).

@@ -38,6 +38,7 @@ import (
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconcile"
+	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
@@ -76,6 +77,10 @@ type CredentialAccountReconciler struct {
 	AccountKeys AccountKeys
 	// PlatformNamespace keeps the passwords of platform accounts.
 	PlatformNamespace string
+	// Shard is the part of the accounts served (--watch-label-selector);
+	// the zero Shard serves all. The manager's cache must hold only the
+	// shard's CredentialShardedObjects.
+	Shard shard.Shard
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 }

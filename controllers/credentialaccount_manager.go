@@ -63,7 +63,7 @@ func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr 
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.accountsOfSecret)).
 		Named("credentialaccount").
-		Complete(r)
+		Complete(gated(r.Shard, r, r.servesAccount))
 }
 
 func (r *CredentialAccountReconciler) accountsOfRelease(ctx context.Context, o client.Object) []reconcile.Request {

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/shard"
 )
 
 // policyIndex indexes JoinTokens and Workloads by spec.policy.
@@ -40,6 +41,12 @@ const policyIndex = ".spec.policy"
 type EnrollmentReconcilerOptions struct {
 	// MaxConcurrentReconciles is the number of workers; 1 when zero.
 	MaxConcurrentReconciles int
+	// Shard is the part of the policies reconciled (--watch-label-selector):
+	// a policy whose labels match, and the Workloads of such a policy (their
+	// own labels only when the policy is gone). The cache is not restricted:
+	// the enrollment listener reads every policy, token and workload. The
+	// zero Shard reconciles all.
+	Shard shard.Shard
 }
 
 // IndexEnrollmentFields registers the field indexes both enrollment
@@ -74,34 +81,36 @@ func IndexEnrollmentFields(ctx context.Context, indexer client.FieldIndexer) err
 // one of its JoinTokens is created, deleted or revoked (a spec change; the
 // use count is status and is ignored) and when one of its Workloads is
 // created or deleted: renewals update Workload status often and must not
-// requeue the policy.
+// requeue the policy. A change of labels reconciles it too: it may have
+// moved to this shard.
 func (r *EnrollmentPolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts EnrollmentReconcilerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&enrollv1.EnrollmentPolicy{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
 		Watches(&enrollv1.JoinToken{}, handler.EnqueueRequestsFromMapFunc(policyOf),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&enrollv1.Workload{}, handler.EnqueueRequestsFromMapFunc(policyOf),
 			builder.WithPredicates(createdOrDeleted)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("enrollmentpolicy").
-		Complete(r)
+		Complete(gated(opts.Shard, r, servesOwnLabels(r.Client, opts.Shard, &enrollv1.EnrollmentPolicy{})))
 }
 
 // SetupWithManager registers the Workload controller; the indexes of
 // IndexEnrollmentFields must be registered. A Workload is reconciled when
 // created, on a spec change or reconcile request, when its certificate
 // changes (a new serial or notAfter moves its expiry), and when its policy
-// is created, deleted or changed (its renewal grace moves the expiry).
+// is created, deleted or changed (its renewal grace moves the expiry; its
+// labels move it to another shard).
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager, opts EnrollmentReconcilerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&enrollv1.Workload{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}, certificateChanged))).
 		Watches(&enrollv1.EnrollmentPolicy{}, handler.EnqueueRequestsFromMapFunc(r.workloadsOfPolicy),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("workload").
-		Complete(r)
+		Complete(gated(opts.Shard, r, servesWorkload(r.Client, opts.Shard)))
 }
 
 // createdOrDeleted passes creations and deletions only.

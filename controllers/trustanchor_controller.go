@@ -41,6 +41,7 @@ import (
 	"github.com/credo-dev/credo/internal/pem"
 	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/reconcile"
+	"github.com/credo-dev/credo/internal/shard"
 )
 
 // +kubebuilder:rbac:groups=trust.credo.dev,resources=trustanchors,verbs=get;list;watch;create;patch
@@ -77,6 +78,10 @@ type TrustAnchorReconciler struct {
 	Keys LabelKeys
 	// NamespaceSelector limits the namespaces served; nil serves all.
 	NamespaceSelector labels.Selector
+	// Shard is the part of the releases served (--watch-label-selector);
+	// the zero Shard serves all. The manager's cache must hold only the
+	// shard's TrustShardedObjects.
+	Shard shard.Shard
 	// ExpiryWarningWindow makes a certificate expiring within it ExpiringSoon.
 	ExpiryWarningWindow time.Duration
 	// Now returns the time; time.Now when nil.

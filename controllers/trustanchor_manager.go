@@ -60,7 +60,7 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("trustanchor").
-		Complete(r)
+		Complete(gated(r.Shard, r, r.servesRelease))
 }
 
 // requestsForSecret maps a Secret to the releases it may concern: the

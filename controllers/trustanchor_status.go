@@ -121,7 +121,8 @@ func (r *TrustAnchorReconciler) checkCertificates(ta *trustv1.TrustAnchor, bundl
 }
 
 // createDiscovered creates the TrustAnchor of a release from its first
-// claim, owner-referenced to the HelmRelease like the projection.
+// claim, owner-referenced to the HelmRelease like the projection and
+// labelled with its shard.
 func (r *TrustAnchorReconciler) createDiscovered(ctx context.Context, hr *helmv2.HelmRelease, c candidate) error {
 	ta := &trustv1.TrustAnchor{
 		ObjectMeta: metav1.ObjectMeta{
@@ -135,9 +136,14 @@ func (r *TrustAnchorReconciler) createDiscovered(ctx context.Context, hr *helmv2
 		},
 		Spec: trustv1.TrustAnchorSpec{Release: hr.Name, Source: c.source},
 	}
-	// AlreadyExists: another event created it first; its creation event follows.
-	if err := r.Create(ctx, ta, client.FieldOwner(TrustAnchorFieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating TrustAnchor for %s: %w", c, err)
+	r.Shard.Stamp(ta, hr)
+	// AlreadyExists: another event created it first (its creation event
+	// follows), or another shard holds it.
+	if err := r.Create(ctx, ta, client.FieldOwner(TrustAnchorFieldOwner)); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating TrustAnchor for %s: %w", c, err)
+		}
+		return r.takeOver(ctx, hr)
 	}
 	return nil
 }

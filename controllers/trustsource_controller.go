@@ -39,6 +39,7 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	creconcile "github.com/credo-dev/credo/internal/reconcile"
+	"github.com/credo-dev/credo/internal/shard"
 )
 
 // +kubebuilder:rbac:groups=trust.credo.dev,resources=trustsources,verbs=get;list;watch
@@ -49,6 +50,11 @@ import (
 // rules; this one only keeps their status.
 type TrustSourceReconciler struct {
 	client.Client
+	// Shard is the part of the objects served (--watch-label-selector).
+	// Every shard applies every rule to its releases, but only the shard
+	// whose selector matches the TrustSource's own labels keeps its status,
+	// and counts the releases of that shard. The zero Shard keeps all.
+	Shard shard.Shard
 	fluxcontroller.Metrics
 }
 
@@ -112,11 +118,11 @@ func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 func (r *TrustSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&trustv1.TrustSource{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
 		Watches(&helmv2.HelmRelease{}, handler.EnqueueRequestsFromMapFunc(r.allTrustSources),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Named("trustsource").
-		Complete(r)
+		Complete(gated(r.Shard, r, servesOwnLabels(r.Client, r.Shard, &trustv1.TrustSource{})))
 }
 
 func (r *TrustSourceReconciler) allTrustSources(ctx context.Context, _ client.Object) []reconcile.Request {

@@ -69,10 +69,19 @@ func main() {
 		"The namespace, readable by no tenant, where the passwords of platform accounts are kept.")
 	pflag.Parse()
 
+	shard, err := opts.Shard()
+	if err != nil {
+		fail(err, "invalid --watch-label-selector")
+	}
 	setup, err := manager.New(controllerName, newScheme(), opts, func(o *ctrl.Options) {
 		// Secrets are cached as metadata only; the reconciler reads typed
 		// Secrets through the API reader, so no password sits in the cache.
-		o.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+		// HelmReleases and CredentialAccounts are cached for the shard only;
+		// the access API reads an account of another shard uncached.
+		o.Cache = cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject:         shard.ByObject(controllers.CredentialShardedObjects()...),
+		}
 	})
 	if err != nil {
 		fail(err, "unable to set up manager")
@@ -88,11 +97,14 @@ func main() {
 		Metrics:           fluxcontroller.NewMetrics(mgr, recorder, controllers.CredentialFinalizer),
 		AccountKeys:       controllers.NewAccountKeys(annotationDomain),
 		PlatformNamespace: platformNamespace,
+		Shard:             shard,
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		fail(err, "unable to set up the CredentialAccount controller")
 	}
-	if err := (&controllers.AccountSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, recorder)}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.AccountSourceReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: fluxcontroller.NewMetrics(mgr, recorder), Shard: shard,
+	}).SetupWithManager(mgr); err != nil {
 		fail(err, "unable to set up the AccountSource controller")
 	}
 	if accessOpts.Enabled() {

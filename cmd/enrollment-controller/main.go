@@ -103,6 +103,13 @@ func main() {
 		fail(errors.New("--enrollment-tls-cert-file and --enrollment-tls-key-file go together"), "bad flags")
 	}
 
+	// The cache holds every policy, token and workload whatever the shard:
+	// the enrollment listener, on every replica, answers for all of them.
+	// Only the reconcilers are sharded.
+	shard, err := opts.Shard()
+	if err != nil {
+		fail(err, "invalid --watch-label-selector")
+	}
 	setup, err := credomanager.New(controllerName, newScheme(), opts, func(o *ctrl.Options) {
 		o.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
 	})
@@ -120,7 +127,7 @@ func main() {
 	if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		fail(err, "unable to index enrollment objects")
 	}
-	rOpts := controllers.EnrollmentReconcilerOptions{MaxConcurrentReconciles: listen.concurrent}
+	rOpts := controllers.EnrollmentReconcilerOptions{MaxConcurrentReconciles: listen.concurrent, Shard: shard}
 	if err := (&controllers.EnrollmentPolicyReconciler{
 		Client: mgr.GetClient(), EventRecorder: setup.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, recorder),
 	}).SetupWithManager(mgr, rOpts); err != nil {

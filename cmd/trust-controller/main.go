@@ -63,11 +63,19 @@ func main() {
 	if err != nil {
 		fail(err, "invalid --namespace-selector")
 	}
+	shard, err := opts.Shard()
+	if err != nil {
+		fail(err, "invalid --watch-label-selector")
+	}
 	setup, err := manager.New(controllerName, newScheme(), opts, func(o *ctrl.Options) {
 		// Managed fields are never needed from the cache. Secrets are cached
 		// as metadata only (the reconciler reads typed Secrets through the
 		// API reader), so no Secret data sits in the controller's memory.
-		o.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+		// HelmReleases and TrustAnchors are cached for the shard only.
+		o.Cache = cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject:         shard.ByObject(controllers.TrustShardedObjects()...),
+		}
 	})
 	if err != nil {
 		fail(err, "unable to set up manager")
@@ -84,12 +92,13 @@ func main() {
 		Metrics:             fluxcontroller.NewMetrics(mgr, recorder),
 		Keys:                controllers.NewLabelKeys(labelDomain),
 		NamespaceSelector:   nsSelector,
+		Shard:               shard,
 		ExpiryWarningWindow: expiryWindow,
 	}
 	if err := r.SetupWithManager(ctx, mgr, controllers.TrustAnchorReconcilerOptions{MaxConcurrentReconciles: concurrent}); err != nil {
 		fail(err, "unable to set up the TrustAnchor controller")
 	}
-	if err := (&controllers.TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, recorder)}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, recorder), Shard: shard}).SetupWithManager(mgr); err != nil {
 		fail(err, "unable to set up the TrustSource controller")
 	}
 	ctrl.Log.Info("starting manager", "labelDomain", labelDomain)
