@@ -150,10 +150,12 @@ type AccountSourceStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// MatchedReleases is the number of HelmReleases selected.
+	// +kubebuilder:default=0
 	// +optional
 	MatchedReleases int32 `json:"matchedReleases"`
 
 	// Accounts is the number of CredentialAccounts derived.
+	// +kubebuilder:default=0
 	// +optional
 	Accounts int32 `json:"accounts"`
 
@@ -168,9 +170,9 @@ type AccountSourceStatus struct {
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
 // +kubebuilder:printcolumn:name="Releases",type=integer,JSONPath=`.status.matchedReleases`
 // +kubebuilder:printcolumn:name="Accounts",type=integer,JSONPath=`.status.accounts`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
-// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // AccountSource says, once per application kind, which accounts its
 // releases have: it generates their CredentialAccounts, adding and removing

@@ -249,13 +249,13 @@ type CredentialAccountStatus struct {
 // +kubebuilder:resource:shortName=cacct,categories=credo;credentials
 // +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.release`
 // +kubebuilder:printcolumn:name="Username",type=string,JSONPath=`.spec.username`
-// +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.format.name`
+// +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.format.name`,priority=1
 // +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.spec.owner`
 // +kubebuilder:printcolumn:name="Origin",type=string,JSONPath=`.status.origin`
 // +kubebuilder:printcolumn:name="Last Change",type=date,JSONPath=`.status.lastChange`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 
 // CredentialAccount declares one database or service account of one
 // release. credo keeps its Secret holding only what the engine needs.

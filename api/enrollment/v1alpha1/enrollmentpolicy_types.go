@@ -106,10 +106,12 @@ type EnrollmentPolicyStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// Tokens is the number of join tokens of the policy that can still enroll.
+	// +kubebuilder:default=0
 	// +optional
 	Tokens int32 `json:"tokens"`
 
 	// Enrollments is the number of Workloads registered under the policy.
+	// +kubebuilder:default=0
 	// +optional
 	Enrollments int32 `json:"enrollments"`
 
@@ -118,14 +120,14 @@ type EnrollmentPolicyStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=ep,categories=credo;enrollment
-// +kubebuilder:printcolumn:name="TTL",type=string,JSONPath=`.spec.certificateTTL`
-// +kubebuilder:printcolumn:name="Revoked",type=boolean,JSONPath=`.spec.revoked`
+// +kubebuilder:resource:shortName=epol,categories=credo;enrollment
 // +kubebuilder:printcolumn:name="Tokens",type=integer,JSONPath=`.status.tokens`
 // +kubebuilder:printcolumn:name="Workloads",type=integer,JSONPath=`.status.enrollments`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="TTL",type=string,JSONPath=`.spec.certificateTTL`,priority=1
+// +kubebuilder:printcolumn:name="Revoked",type=boolean,JSONPath=`.spec.revoked`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 
 // EnrollmentPolicy is the scope join tokens are minted from: which labels
 // workloads may carry, how long tokens and certificates live.

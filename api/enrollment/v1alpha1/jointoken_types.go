@@ -68,6 +68,7 @@ type JoinTokenSpec struct {
 // JoinTokenStatus records the token's uses.
 type JoinTokenStatus struct {
 	// Uses is the number of workloads enrolled with the token.
+	// +kubebuilder:default=0
 	// +optional
 	Uses int64 `json:"uses"`
 
@@ -90,6 +91,7 @@ type JoinTokenStatus struct {
 // +kubebuilder:printcolumn:name="Uses",type=integer,JSONPath=`.status.uses`
 // +kubebuilder:printcolumn:name="Last Used",type=date,JSONPath=`.status.lastUsedAt`
 // +kubebuilder:printcolumn:name="Created By",type=string,JSONPath=`.spec.createdBy`,priority=1
+// +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // JoinToken is the record of one join token: its name is the token's id.
@@ -97,7 +99,10 @@ type JoinToken struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   JoinTokenSpec   `json:"spec,omitempty"`
+	Spec JoinTokenSpec `json:"spec,omitempty"`
+
+	// +kubebuilder:default={"uses":0}
+	// +optional
 	Status JoinTokenStatus `json:"status,omitempty"`
 }
 

@@ -88,6 +88,7 @@ type WorkloadStatus struct {
 	LastRenewal *metav1.Time `json:"lastRenewal,omitempty"`
 
 	// Renewals is the number of renewals since enrollment.
+	// +kubebuilder:default=0
 	// +optional
 	Renewals int64 `json:"renewals,omitempty"`
 }
@@ -99,9 +100,11 @@ type WorkloadStatus struct {
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
 // +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.notAfter`
 // +kubebuilder:printcolumn:name="Renew After",type=string,JSONPath=`.status.renewAfter`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Serial",type=string,JSONPath=`.status.serial`,priority=1
+// +kubebuilder:printcolumn:name="Renewals",type=integer,JSONPath=`.status.renewals`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 
 // Workload is an enrolled agent: its certificate carries only
 // credo://workload/<name>; everything else about it lives here.

@@ -184,11 +184,12 @@ type TrustAnchorStatus struct {
 // +kubebuilder:resource:shortName=ta,categories=credo;trust
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source.name`
 // +kubebuilder:printcolumn:name="Leg",type=string,JSONPath=`.status.leg`
-// +kubebuilder:printcolumn:name="Fingerprint",type=string,JSONPath=`.status.fingerprint`
 // +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.notAfter`
+// +kubebuilder:printcolumn:name="Fingerprint",type=string,JSONPath=`.status.fingerprint`,priority=1
+// +kubebuilder:printcolumn:name="Last Rotation",type=date,JSONPath=`.status.lastRotationTime`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
-// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // TrustAnchor records the projection of one release's CA certificate into
 // the key-free Secret <release>.tenant-ca. It is named after the release.

@@ -89,6 +89,7 @@ type TrustSourceStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// MatchedReleases is the number of HelmReleases the rule matches.
+	// +kubebuilder:default=0
 	// +optional
 	MatchedReleases int32 `json:"matchedReleases"`
 
@@ -102,10 +103,11 @@ type TrustSourceStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=ts,categories=credo;trust
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
 // +kubebuilder:printcolumn:name="Secret",type=string,JSONPath=`.spec.secretName`
-// +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.spec.key`
 // +kubebuilder:printcolumn:name="Releases",type=integer,JSONPath=`.status.matchedReleases`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.spec.key`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 
 // TrustSource is a cluster-wide rule of the name leg: where the CA of the
 // releases of one engine lives. Adding an engine is a new TrustSource.
