@@ -1,0 +1,174 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package flux
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	eventv1beta1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/tests/controlplane"
+)
+
+// receiver speaks notification-controller's event API: it accepts POSTs of
+// an event JSON, decoded into the type notification-controller decodes.
+type receiver struct {
+	mu     sync.Mutex
+	events []eventv1beta1.Event
+	bodies [][]byte
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var e eventv1beta1.Event
+	if err != nil || r.Method != http.MethodPost || json.Unmarshal(body, &e) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	rc.mu.Lock()
+	rc.events = append(rc.events, e)
+	rc.bodies = append(rc.bodies, body)
+	rc.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// find returns the first event of reason and every body received.
+func (rc *receiver) find(reason string) (*eventv1beta1.Event, [][]byte) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for i := range rc.events {
+		if rc.events[i].Reason == reason {
+			e := rc.events[i]
+			return &e, append([][]byte(nil), rc.bodies...)
+		}
+	}
+	return nil, nil
+}
+
+// keyBearingCA returns a self-signed CA certificate and its private key, PEM.
+func keyBearingCA(g Gomega, cn string) (certPEM, keyPEM []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	g.Expect(err).NotTo(HaveOccurred())
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	g.Expect(err).NotTo(HaveOccurred())
+	kder, err := x509.MarshalECPrivateKey(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+// The acceptance test of credo's alerts: the real trust-controller, told
+// where notification-controller's event receiver is (--events-addr), meets
+// a Secret whose published key holds a private key, and the receiver gets a
+// Warning naming the reason and the object, with the metadata an Alert's
+// provider shows, and no key material.
+func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+
+	bin := filepath.Join(t.TempDir(), "trust-controller")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/trust-controller")
+	build.Dir = controlplane.RepoRoot()
+	out, err := build.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
+
+	rc := &receiver{}
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	proc, err := env.StartProcess("trust-controller-events", bin, nil,
+		"--events-addr="+srv.URL, "--metrics-addr=0", "--health-addr=0")
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = proc.Stop(10 * time.Second) })
+
+	const ns, release = "alerts-demo", "kafka"
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: release, Namespace: ns},
+		Spec: helmv2.HelmReleaseSpec{
+			Interval: metav1.Duration{Duration: time.Hour},
+			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+				Chart: "kafka", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"},
+			}},
+		},
+	})).To(Succeed())
+	cert, key := keyBearingCA(g, "kafka-ca")
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "kafka-cluster-ca", Namespace: ns, Labels: map[string]string{
+			"internal.cozystack.io/publish-ca-cert":         "true",
+			"internal.cozystack.io/publish-ca-cert-release": release,
+		}},
+		Data: map[string][]byte{"ca.crt": append(append([]byte{}, cert...), key...)},
+	})).To(Succeed())
+
+	var got *eventv1beta1.Event
+	var bodies [][]byte
+	g.Eventually(func() *eventv1beta1.Event {
+		g.Expect(proc.FailIfExited()).To(Succeed())
+		got, bodies = rc.find(trustv1.PrivateKeyDetectedReason)
+		return got
+	}, 2*time.Minute, 250*time.Millisecond).ShouldNot(BeNil(), "a PrivateKeyDetected event reaches the receiver")
+
+	g.Expect(got.InvolvedObject.Kind).To(Equal(trustv1.TrustAnchorKind))
+	g.Expect(got.InvolvedObject.APIVersion).To(Equal(trustv1.GroupVersion.String()))
+	g.Expect(got.InvolvedObject.Name).To(Equal(release))
+	g.Expect(got.InvolvedObject.Namespace).To(Equal(ns))
+	g.Expect(got.Severity).To(Equal(eventv1beta1.EventSeverityError), "a Warning, which an Alert with eventSeverity: error routes")
+	g.Expect(got.ReportingController).To(Equal("trust-controller"))
+	g.Expect(got.Message).To(ContainSubstring("kafka-cluster-ca"))
+	g.Expect(got.Metadata).To(And(
+		HaveKeyWithValue(trustv1.EventReleaseKey, release),
+		HaveKeyWithValue(trustv1.EventSourceKey, "kafka-cluster-ca"),
+		HaveKeyWithValue(trustv1.EventSourceKeyKey, "ca.crt"),
+		HaveKeyWithValue(trustv1.EventProjectionKey, release+trustv1.ProjectionSuffix),
+		HaveKeyWithValue(trustv1.EventLegKey, string(trustv1.LegLabel)),
+	))
+	keyBody := strings.Split(strings.TrimSpace(string(key)), "\n")
+	for _, body := range bodies {
+		g.Expect(bytes.Contains(body, []byte("PRIVATE KEY"))).To(BeFalse(), "no key in any event posted")
+		for _, line := range keyBody[1 : len(keyBody)-1] {
+			g.Expect(bytes.Contains(body, []byte(line))).To(BeFalse(), "no line of the key in any event posted")
+		}
+	}
+}
