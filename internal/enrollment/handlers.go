@@ -194,13 +194,13 @@ func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *
 	}
 	tok, err := ParseToken(raw)
 	if err != nil {
-		s.Limiter.Failed(addr)
+		s.failed(r.Context(), addr, raw)
 		return nil, nil, &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonTokenInvalid, msg: err.Error()}
 	}
 	jt, e := s.findToken(r.Context(), tok)
 	if e != nil {
 		if e.status != http.StatusServiceUnavailable {
-			s.Limiter.Failed(addr)
+			s.failed(r.Context(), addr, raw)
 			s.Log.Info("enrollment refused", "reason", e.reason, "address", addr)
 		}
 		return nil, nil, e
@@ -208,8 +208,8 @@ func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *
 	policy, e := s.usableToken(r.Context(), jt)
 	if e != nil {
 		if e.status != http.StatusServiceUnavailable {
-			s.Limiter.Failed(addr)
-			s.event(jt, corev1.EventTypeWarning, enrollv1.EnrollmentRefusedReason, "%s: %s", e.reason, e.msg)
+			s.failed(r.Context(), addr, raw)
+			s.refusalEvent(jt, enrollv1.EnrollmentRefusedReason, e)
 		}
 		return nil, nil, e
 	}
@@ -264,13 +264,13 @@ func serialHex(c *x509.Certificate) string { return fmt.Sprintf("%x", c.SerialNu
 
 // refuse answers a refused enrollment and records it on the token.
 func (s *Server) refuse(w http.ResponseWriter, jt *enrollv1.JoinToken, e *apiError) {
-	s.event(jt, corev1.EventTypeWarning, enrollv1.EnrollmentRefusedReason, "%s: %s", e.reason, e.msg)
+	s.refusalEvent(jt, enrollv1.EnrollmentRefusedReason, e)
 	s.fail(w, e)
 }
 
 // refuseRenewal answers a refused renewal and records it on the workload.
 func (s *Server) refuseRenewal(w http.ResponseWriter, wl *enrollv1.Workload, e *apiError) {
-	s.event(wl, corev1.EventTypeWarning, enrollv1.RenewalRefusedReason, "%s: %s", e.reason, e.msg)
+	s.refusalEvent(wl, enrollv1.RenewalRefusedReason, e)
 	s.fail(w, e)
 }
 
@@ -278,5 +278,5 @@ func (s *Server) event(obj runtime.Object, eventType, reason, format string, arg
 	if s.Recorder == nil {
 		return
 	}
-	s.Recorder.AnnotatedEventf(obj, nil, nil, eventType, reason, eventAction, format, args...)
+	s.Recorder.AnnotatedEventf(obj, nil, eventMetadata(obj), eventType, reason, eventAction, format, args...)
 }

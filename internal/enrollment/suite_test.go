@@ -181,8 +181,9 @@ func (c *memoryCA) servingCert() (tls.Certificate, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
-// startServer serves a Server on 127.0.0.1 until the test ends and returns its URL.
-func startServer(t *testing.T, limiter *enrollment.FailureLimiter) string {
+// startServer serves a Server on 127.0.0.1 until the test ends and returns
+// its URL. mutate, if any, adjusts the Server before it serves.
+func startServer(t *testing.T, limiter *enrollment.FailureLimiter, mutate ...func(*enrollment.Server)) string {
 	t.Helper()
 	cert, err := testCA.servingCert()
 	if err != nil {
@@ -195,6 +196,9 @@ func startServer(t *testing.T, limiter *enrollment.FailureLimiter) string {
 	srv := &enrollment.Server{
 		Reader: reader, Client: k8s, CA: testCA, Limiter: limiter, Now: serverNow,
 		Log: ctrl.Log.WithName("enrollment"),
+	}
+	for _, m := range mutate {
+		m(srv)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
