@@ -38,6 +38,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 )
 
 // cluster is what the commands that talk to kube-apiserver share: the
@@ -63,6 +65,8 @@ func (c *cluster) client() (client.Client, string, error) {
 	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(accessv1.AddToScheme(scheme))
+	utilruntime.Must(enrollv1.AddToScheme(scheme))
+	utilruntime.Must(trustv1.AddToScheme(scheme))
 	cl, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, "", err
@@ -167,9 +171,10 @@ func accountRef(namespace, name string) *accessv1.Account {
 	return &accessv1.Account{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 }
 
-// get lists the accounts of a namespace (or shows one) with their origin,
-// the account Secret's resourceVersion and the last operation, from the
-// access API's account view: it needs no access to the Secrets.
+// get summarises a namespace (trust anchors, accounts, workloads, join
+// tokens that can still enroll; see summary.go), or shows one account with
+// its origin, the account Secret's resourceVersion and the last operation,
+// from the access API's account view: it needs no access to the Secrets.
 func get(args []string, stdout io.Writer) error {
 	fs := pflag.NewFlagSet("get", pflag.ContinueOnError)
 	cl := newCluster(fs)
@@ -185,17 +190,21 @@ func get(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var list accessv1.AccountList
-	if fs.NArg() == 1 {
-		var a accessv1.Account
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: fs.Arg(0)}, &a); err != nil {
-			return fmt.Errorf("reading account %s/%s: %w", ns, fs.Arg(0), err)
+	if fs.NArg() == 0 {
+		failed, err := printSummary(stdout, readSummary(ctx, c, ns), time.Now())
+		if err != nil {
+			return err
 		}
-		list.Items = []accessv1.Account{a}
-	} else if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("listing accounts: %w", err)
+		if failed > 0 {
+			return fmt.Errorf("%w: %d section(s) could not be read", errUnreadable, failed)
+		}
+		return nil
 	}
-	return printAccounts(stdout, list.Items)
+	var a accessv1.Account
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: fs.Arg(0)}, &a); err != nil {
+		return fmt.Errorf("reading account %s/%s: %w", ns, fs.Arg(0), err)
+	}
+	return printAccounts(stdout, []accessv1.Account{a})
 }
 
 func printAccounts(w io.Writer, items []accessv1.Account) error {

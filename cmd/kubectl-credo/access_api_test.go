@@ -88,14 +88,23 @@ func (f *fakeAccessAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Status: accessv1.RevocationStatus{SecretName: "pg.app.account", ResourceVersion: "44", RevokedAt: at}})
 	case r.Method == http.MethodGet && r.URL.Path == group+"/namespaces/tenant-a/accounts":
 		reply(200, accessv1.AccountList{TypeMeta: metav1.TypeMeta{Kind: "AccountList", APIVersion: "access.credo.dev/v1alpha1"},
-			Items: []accessv1.Account{{
-				ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "tenant-a"},
-				Spec:       accessv1.AccountSpec{Release: "pg", Username: "app", Owner: "tenant", Format: "scram-sha-256", FormatKind: "BuiltIn"},
-				Status: accessv1.AccountStatus{SecretName: "pg.app.account", SecretResourceVersion: "44", Origin: "Revoked",
-					History: []accessv1.AccountOperation{{Operation: "Revoked", At: at, By: "jane"}}},
-			}}})
+			Items: []accessv1.Account{dbAccount(at)}})
+	case r.Method == http.MethodGet && r.URL.Path == group+"/namespaces/tenant-a/accounts/db":
+		a := dbAccount(at)
+		a.TypeMeta = metav1.TypeMeta{Kind: "Account", APIVersion: "access.credo.dev/v1alpha1"}
+		reply(200, a)
 	default:
 		reply(404, metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure", Code: 404, Reason: metav1.StatusReasonNotFound})
+	}
+}
+
+// dbAccount is the one account the fake serves, last revoked by jane at at.
+func dbAccount(at metav1.Time) accessv1.Account {
+	return accessv1.Account{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "tenant-a"},
+		Spec:       accessv1.AccountSpec{Release: "pg", Username: "app", Owner: "tenant", Format: "scram-sha-256", FormatKind: "BuiltIn"},
+		Status: accessv1.AccountStatus{SecretName: "pg.app.account", SecretResourceVersion: "44", Origin: "Revoked", LastChange: &at,
+			History: []accessv1.AccountOperation{{Operation: "Revoked", At: at, By: "jane"}}},
 	}
 }
 
@@ -152,13 +161,29 @@ func TestMintAndRevokeUseTheAccountSubresources(t *testing.T) {
 	g.Expect(posts[1].body).To(HaveKeyWithValue("kind", "Revocation"))
 }
 
-// get lists the account view: origin, the Secret's version, the last operation.
-func TestGetListsTheAccountView(t *testing.T) {
+// get <account> shows the account view: origin, the Secret's version, the
+// last operation.
+func TestGetShowsOneAccountFromTheAccountView(t *testing.T) {
+	g := NewWithT(t)
+	srv := httptest.NewServer(&fakeAccessAPI{})
+	defer srv.Close()
+	var out bytes.Buffer
+	g.Expect(run([]string{"get", "db", "--kubeconfig", fakeKubeconfig(t, srv.URL)}, strings.NewReader(""), &out)).To(Succeed())
+	g.Expect(out.String()).To(MatchRegexp(`^NAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+SECRET VERSION\s+LAST OPERATION
+db\s+pg\s+app\s+tenant\s+Revoked\s+44\s+Revoked by jane at 2026-01-02T03:04:05Z
+$`))
+}
+
+// get without an account summarises the namespace; on a cluster that
+// serves the access API alone, the other sections say so and the command
+// succeeds.
+func TestGetSummarisesWhatTheClusterServes(t *testing.T) {
 	g := NewWithT(t)
 	srv := httptest.NewServer(&fakeAccessAPI{})
 	defer srv.Close()
 	var out bytes.Buffer
 	g.Expect(run([]string{"get", "--kubeconfig", fakeKubeconfig(t, srv.URL)}, strings.NewReader(""), &out)).To(Succeed())
-	g.Expect(out.String()).To(MatchRegexp(`(?m)^NAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+SECRET VERSION\s+LAST OPERATION$`))
-	g.Expect(out.String()).To(MatchRegexp(`(?m)^db\s+pg\s+app\s+tenant\s+Revoked\s+44\s+Revoked by jane at 2026-01-02T03:04:05Z$`))
+	g.Expect(out.String()).To(ContainSubstring("Trust anchors in tenant-a: not shown: this cluster does not serve trustanchors.trust.credo.dev\n"))
+	g.Expect(out.String()).To(MatchRegexp(`(?m)^Accounts in tenant-a:\nNAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\ndb\s+pg\s+app\s+tenant\s+Revoked\s+\S+ ago\s+jane$`))
+	g.Expect(out.String()).To(ContainSubstring("Workloads in tenant-a: not shown: this cluster does not serve workloads.enrollment.credo.dev\n"))
 }

@@ -37,7 +37,8 @@ const usage = `kubectl credo: credo's kubectl plugin
 Commands:
   mint <account>           mint a new password and print it once (-o json|yaml|env for pipelines)
   revoke <account>         replace the password by the verifier of a value nobody keeps
-  get [account]            list the accounts of a namespace: origin, Secret version, last operation
+  get                      summarise a namespace: trust anchors, accounts, workloads, usable join tokens
+  get <account>            show one account: origin, Secret version, last operation
   hash --format <format>   read a password on stdin, print the value the engine stores
   token create <policy>    mint a join token of an EnrollmentPolicy and print it once
   token revoke <id>        revoke a join token: it enrolls nothing further

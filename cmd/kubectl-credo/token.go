@@ -28,9 +28,7 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -60,23 +58,6 @@ func token(args []string, stdout io.Writer) error {
 	}
 }
 
-// enrollmentClient is the cluster's client with the enrollment kinds too.
-func (c *cluster) enrollmentClient() (client.Client, string, error) {
-	cfg, err := c.flags.ToRESTConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	ns, _, err := c.flags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return nil, "", fmt.Errorf("resolving the namespace: %w", err)
-	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(accessv1.AddToScheme(scheme))
-	utilruntime.Must(enrollv1.AddToScheme(scheme))
-	cl, err := client.New(cfg, client.Options{Scheme: scheme})
-	return cl, ns, err
-}
-
 // tokenCreate creates a JoinTokenRequest and prints the token once.
 func tokenCreate(args []string, stdout io.Writer) error {
 	fs := pflag.NewFlagSet("token create", pflag.ContinueOnError)
@@ -93,7 +74,7 @@ func tokenCreate(args []string, stdout io.Writer) error {
 	if *output == "" && !isTerminal(stdout) {
 		return errors.New("stdout is not a terminal: pass -o json, yaml or env to print the token into a pipe or a file on purpose")
 	}
-	c, ns, err := cl.enrollmentClient()
+	c, ns, err := cl.client()
 	if err != nil {
 		return err
 	}
@@ -151,7 +132,7 @@ func tokenRevoke(args []string, stdout io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New(tokenUsage)
 	}
-	c, ns, err := cl.enrollmentClient()
+	c, ns, err := cl.client()
 	if err != nil {
 		return err
 	}
@@ -174,7 +155,7 @@ func tokenList(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	c, ns, err := cl.enrollmentClient()
+	c, ns, err := cl.client()
 	if err != nil {
 		return err
 	}
