@@ -27,6 +27,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -108,7 +109,7 @@ func main() {
 		fail(err, "unable to set up the AccountSource controller")
 	}
 	if accessOpts.Enabled() {
-		startAccessAPI(ctx, mgr.GetConfig(), accessOpts, servingOpts, annotationDomain)
+		startAccessAPI(ctx, mgr.GetConfig(), accessOpts, servingOpts, annotationDomain, setup.Recorder)
 	}
 	ctrl.Log.Info("starting manager")
 	if err := mgr.Start(ctx); err != nil {
@@ -119,7 +120,8 @@ func main() {
 // startAccessAPI serves access.credo.dev on every replica, beside the
 // manager: it needs no leader election, reads uncached and writes
 // conditionally, so replicas never race to a wrong result.
-func startAccessAPI(ctx context.Context, cfg *rest.Config, opts *accessapi.Options, serving servingOptions, annotationDomain string) {
+func startAccessAPI(ctx context.Context, cfg *rest.Config, opts *accessapi.Options, serving servingOptions, annotationDomain string,
+	recorder events.Recorder) {
 	scheme := newScheme()
 	utilruntime.Must(apiregistrationv1.AddToScheme(scheme))
 	direct, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -129,7 +131,7 @@ func startAccessAPI(ctx context.Context, cfg *rest.Config, opts *accessapi.Optio
 	if serving.secret != "" {
 		useSharedServingCert(ctx, direct, opts, serving)
 	}
-	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: account.NewKeys(annotationDomain)})
+	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: account.NewKeys(annotationDomain), Events: recorder})
 	if err != nil {
 		fail(err, "unable to set up the access API server")
 	}

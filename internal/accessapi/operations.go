@@ -30,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
@@ -45,6 +46,9 @@ type Operations struct {
 	Client client.Client
 	// Keys are the account Secret's annotation keys.
 	Keys account.Keys
+	// Events records a Warning on the CredentialAccount when a mint or a
+	// revocation of a platform account is refused; nil records none.
+	Events events.AnnotatedEventRecorder
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 }
@@ -93,6 +97,7 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", spec.Account, err))
 	}
 	if acct.GetOwner() == credv1.OwnerPlatform {
+		o.recordRefusal(acct, gr, user)
 		return nil, apierrors.NewForbidden(gr, spec.Account, errors.New(
 			"the account is owned by the platform: credo generates and keeps its password, and no tenant can mint or revoke it"))
 	}
