@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/internal/accessapi"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/tests/controlplane"
+)
+
+// The tests that need the real API server share one control plane, started
+// by the first of them: the printing tests run without it.
+var (
+	cpOnce   sync.Once
+	cpEnv    *controlplane.Environment
+	cpErr    error
+	cpCancel context.CancelFunc = func() {}
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	cpCancel()
+	if cpEnv != nil {
+		if err := cpEnv.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// controlPlane returns the shared control plane: etcd, kube-apiserver with
+// credo's CRDs and the aggregation layer, and the access API served
+// in-process and registered as an APIService.
+func controlPlane(t *testing.T) *controlplane.Environment {
+	t.Helper()
+	cpOnce.Do(func() {
+		klog.SetLogger(logr.Discard())
+		var ctx context.Context
+		ctx, cpCancel = context.WithCancel(context.Background())
+		startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		if cpEnv, cpErr = controlplane.Start(startCtx, controlplane.Options{Aggregation: true, NoControllerManager: true}); cpErr != nil {
+			return
+		}
+		cpErr = startAccessAPI(ctx, startCtx, cpEnv)
+	})
+	if cpErr != nil {
+		t.Fatalf("starting the control plane: %v", cpErr)
+	}
+	return cpEnv
+}
+
+// startAccessAPI serves access.credo.dev in-process, as credential-controller
+// does, with an identity that holds only the delegated-auth bindings.
+func startAccessAPI(ctx, startCtx context.Context, env *controlplane.Environment) error {
+	const user = "credo-access-api"
+	kubeconfig, err := env.WriteKubeconfig(user, nil, "access-api.kubeconfig")
+	if err != nil {
+		return err
+	}
+	if err := accessapi.GrantDelegatedAuth(startCtx, env.Config, user,
+		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}); err != nil {
+		return err
+	}
+	direct, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		return fmt.Errorf("creating the access API's client: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
+	opts := accessapi.NewOptions()
+	opts.Listener = ln
+	opts.Kubeconfig = kubeconfig
+	opts.CertDir = filepath.Join(env.Dir, "access-api-certs")
+	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: account.NewKeys("credentials.cozystack.io")})
+	if err != nil {
+		return fmt.Errorf("creating the access API server: %w", err)
+	}
+	go func() {
+		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "access API server: %v\n", err)
+		}
+	}()
+	return accessapi.Register(startCtx, env.Config, accessapi.Registration{
+		Port:     int32(ln.Addr().(*net.TCPAddr).Port),
+		CABundle: srv.CABundle(),
+	})
+}
