@@ -29,7 +29,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,11 +41,18 @@ import (
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
-// Operations mints and revokes. Every read is uncached and every write is a
-// conditional update, so two concurrent requests can never both win.
+// Operations mints and revokes. The account Secret is read uncached and
+// written with a conditional update on the version read, so two concurrent
+// requests can never both win.
 type Operations struct {
-	// Client reads and writes directly against the API server.
+	// Client reads and writes directly against the API server (see NewClient).
 	Client client.Client
+	// AccountReader reads CredentialAccounts; the controller passes its manager's
+	// cache, so that a mint costs two API calls (read and write the Secret)
+	// rather than three. Nil: Client. An account the cache does not hold
+	// yet (created a moment ago) or a cache that cannot answer is read
+	// through Client.
+	AccountReader client.Reader
 	// Keys are the account Secret's annotation keys.
 	Keys account.Keys
 	// Events records a Warning on the CredentialAccount when a mint or a
@@ -51,6 +60,19 @@ type Operations struct {
 	Events events.AnnotatedEventRecorder
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
+}
+
+// NewClient returns the uncached client the operations read the Secret and
+// write with: cfg without client-side rate limiting. Every call it makes
+// serves a request kube-apiserver already admitted under its priority and
+// fairness, and is itself subject to it; a token bucket here (controller
+// binaries default to 50 QPS and a burst of 300, per resource type) would
+// cap mints at 25 a second, two Secret calls each, once the burst is spent,
+// and queue them inside this server, unseen by kube-apiserver.
+func NewClient(cfg *rest.Config, scheme *runtime.Scheme) (client.Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 // Result is what a successful operation returns. Password is empty for a revocation.
@@ -89,12 +111,9 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 	if spec.Account == "" {
 		return nil, apierrors.NewBadRequest("spec.account is required")
 	}
-	var acct credv1.CredentialAccount
-	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.Account}, &acct); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, apierrors.NewNotFound(credv1.GroupVersion.WithResource("credentialaccounts").GroupResource(), spec.Account)
-		}
-		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", spec.Account, err))
+	acct, err := o.account(ctx, namespace, spec.Account)
+	if err != nil {
+		return nil, err
 	}
 	if acct.GetOwner() == credv1.OwnerPlatform {
 		o.recordRefusal(acct, gr, user)
@@ -153,6 +172,29 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 		return nil, apierrors.NewInternalError(fmt.Errorf("writing Secret %s: %w", name, err))
 	}
 	return &Result{Username: acct.Spec.Username, Password: password, SecretName: name, ResourceVersion: s.ResourceVersion, At: now}, nil
+}
+
+// account reads the CredentialAccount name from AccountReader, or through Client
+// when AccountReader does not hold it. A mint uses only its release and username
+// (immutable: they name the Secret), its owner and its format; a change of
+// owner or format applies to the mints the server starts after its cache
+// received it (the watch's delay, milliseconds), as a change of RBAC applies
+// after the authorizer's cache expires.
+func (o *Operations) account(ctx context.Context, namespace, name string) (*credv1.CredentialAccount, error) {
+	var acct credv1.CredentialAccount
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	if o.AccountReader != nil {
+		if err := o.AccountReader.Get(ctx, key, &acct); err == nil {
+			return &acct, nil
+		}
+	}
+	if err := o.Client.Get(ctx, key, &acct); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewNotFound(credv1.GroupVersion.WithResource("credentialaccounts").GroupResource(), name)
+		}
+		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", name, err))
+	}
+	return &acct, nil
 }
 
 func ownedByController(s *corev1.Secret) bool { return managedByController(s.ManagedFields) }
