@@ -69,6 +69,7 @@ Look around (or: export KUBECONFIG=%s and use your own kubectl):
 
   alias k='%s'
   k get crds
+  k get credo -A
   k get helmreleases -A
   k get trustsources
   k get trustanchors -A
@@ -85,7 +86,7 @@ Controllers:
 Enroll an agent (the enrollment listener is %s):
 
   k get secret -n %s %s.tenant-ca -o jsonpath='{.data.ca\.crt}' | base64 -d > /tmp/credo-ca.pem
-  bin/kubectl-credo --kubeconfig %s token create web-and-db -n tenant-demo -o json | jq -r .token > /tmp/credo-token
+  bin/kubectl-credo token create web-and-db -n tenant-demo -o json --kubeconfig %s | jq -r .token > /tmp/credo-token
   bin/credo-agent --server %s --ca-file /tmp/credo-ca.pem --token-file /tmp/credo-token --state-dir /tmp/credo-agent --label role=web
 `, env.EnrollmentURL, devenv.PlatformNamespace, devenv.InstallRelease, env.Kubeconfig, env.EnrollmentURL)
 	fmt.Println("\nPress Ctrl-C to stop.")
