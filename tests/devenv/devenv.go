@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -229,7 +230,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		return c, fmt.Errorf("waiting for %s to be ready (log: %s): %w", name, c.Process.LogPath(), err)
+		return c, fmt.Errorf("waiting for %s to be ready (log: %s): %w\n%s", name, c.Process.LogPath(), err, tail(c.Process.LogPath(), 20))
 	}
 	return c, nil
 }
@@ -275,6 +276,16 @@ func (e *Environment) registerAccessAPI(ctx context.Context) error {
 		return fmt.Errorf("reading the access API's CA: %w", err)
 	}
 	return accessapi.Register(ctx, e.Config, accessapi.Registration{Port: int32(e.accessAPIPort), CABundle: ca})
+}
+
+// tail returns the last n lines of the file at path.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func freePort() (int, error) {
