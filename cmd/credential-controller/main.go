@@ -34,7 +34,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -109,7 +108,7 @@ func main() {
 		fail(err, "unable to set up the AccountSource controller")
 	}
 	if accessOpts.Enabled() {
-		startAccessAPI(ctx, mgr.GetConfig(), accessOpts, servingOpts, annotationDomain, setup.Recorder)
+		startAccessAPI(ctx, mgr, accessOpts, servingOpts, annotationDomain, setup.Recorder)
 	}
 	ctrl.Log.Info("starting manager")
 	if err := mgr.Start(ctx); err != nil {
@@ -118,20 +117,27 @@ func main() {
 }
 
 // startAccessAPI serves access.credo.dev on every replica, beside the
-// manager: it needs no leader election, reads uncached and writes
-// conditionally, so replicas never race to a wrong result.
-func startAccessAPI(ctx context.Context, cfg *rest.Config, opts *accessapi.Options, serving servingOptions, annotationDomain string,
+// manager: it needs no leader election, reads the account Secret uncached
+// and writes it conditionally, so replicas never race to a wrong result.
+// CredentialAccounts come from the manager's cache, which every replica
+// runs.
+func startAccessAPI(ctx context.Context, mgr ctrl.Manager, opts *accessapi.Options, serving servingOptions, annotationDomain string,
 	recorder events.Recorder) {
 	scheme := newScheme()
 	utilruntime.Must(apiregistrationv1.AddToScheme(scheme))
-	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	direct, err := accessapi.NewClient(mgr.GetConfig(), scheme)
 	if err != nil {
 		fail(err, "unable to create the access API's client")
 	}
 	if serving.secret != "" {
 		useSharedServingCert(ctx, direct, opts, serving)
 	}
-	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: account.NewKeys(annotationDomain), Events: recorder})
+	srv, err := accessapi.New(opts, &accessapi.Operations{
+		Client:        direct,
+		AccountReader: mgr.GetCache(),
+		Keys:          account.NewKeys(annotationDomain),
+		Events:        recorder,
+	})
 	if err != nil {
 		fail(err, "unable to set up the access API server")
 	}

@@ -124,11 +124,12 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "creating platform namespace: %v\n", err)
 		return 1
 	}
-	if err := startCredentialController(ctx); err != nil {
+	accounts, err := startCredentialController(ctx)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 1
 	}
-	if err := startAccessAPI(ctx); err != nil {
+	if err := startAccessAPI(ctx, accounts); err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 1
 	}
@@ -136,19 +137,21 @@ func runSuite(m *testing.M) int {
 }
 
 // startCredentialController runs the CredentialAccountReconciler, so that
-// account Secrets are the controller's own.
-func startCredentialController(ctx context.Context) error {
+// account Secrets are the controller's own. It returns the manager's cache,
+// which the access API reads CredentialAccounts from, as in
+// cmd/credential-controller.
+func startCredentialController(ctx context.Context) (client.Reader, error) {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
+		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	recorder, err := events.NewRecorder(ctrl.Log, "", "credential-controller", events.WithManager(mgr))
 	if err != nil {
-		return fmt.Errorf("creating recorder: %w", err)
+		return nil, fmt.Errorf("creating recorder: %w", err)
 	}
 	r := &controllers.CredentialAccountReconciler{
 		Client:            mgr.GetClient(),
@@ -159,19 +162,19 @@ func startCredentialController(ctx context.Context) error {
 		PlatformNamespace: platformNamespace,
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		return fmt.Errorf("setting up CredentialAccount controller: %w", err)
+		return nil, fmt.Errorf("setting up CredentialAccount controller: %w", err)
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
 		}
 	}()
-	return nil
+	return mgr.GetCache(), nil
 }
 
 // startAccessAPI serves the access API in-process on a free loopback port
 // and registers it with kube-apiserver through an ExternalName Service.
-func startAccessAPI(ctx context.Context) error {
+func startAccessAPI(ctx context.Context, accounts client.Reader) error {
 	kubeconfig, err := env.WriteKubeconfig(accessAPIUser, nil, "access-api.kubeconfig")
 	if err != nil {
 		return err
@@ -180,7 +183,7 @@ func startAccessAPI(ctx context.Context) error {
 		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: accessAPIUser}); err != nil {
 		return err
 	}
-	direct, err := client.New(env.Config, client.Options{Scheme: scheme})
+	direct, err := accessapi.NewClient(env.Config, scheme)
 	if err != nil {
 		return fmt.Errorf("creating the operations client: %w", err)
 	}
@@ -192,7 +195,7 @@ func startAccessAPI(ctx context.Context) error {
 	opts.Listener = ln
 	opts.Kubeconfig = kubeconfig
 	opts.CertDir = env.Dir + "/access-api-certs"
-	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: keys})
+	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, AccountReader: accounts, Keys: keys})
 	if err != nil {
 		return fmt.Errorf("creating the access API server: %w", err)
 	}

@@ -87,18 +87,22 @@ func (c *Process) Exited() (bool, error) {
 }
 
 // Stop sends SIGTERM and waits up to grace before killing the process group.
+// Stopping a stopped process does nothing.
 func (c *Process) Stop(grace time.Duration) error {
 	defer c.log.Close()
 	if ok, _ := c.Exited(); ok {
 		return nil
 	}
 	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+	var err error
 	select {
-	case <-c.done:
+	case err = <-c.done:
 	case <-time.After(grace):
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-		<-c.done
+		err = <-c.done
 	}
+	// Keep the outcome for Exited and for a second Stop.
+	c.done <- err
 	return nil
 }
 
