@@ -41,6 +41,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/controllers"
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/internal/account"
@@ -203,5 +204,7 @@ func newScheme() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(helmv2.AddToScheme(scheme))
 	utilruntime.Must(credv1.AddToScheme(scheme))
+	// The access API mints join tokens of EnrollmentPolicies.
+	utilruntime.Must(enrollv1.AddToScheme(scheme))
 	return scheme
 }

@@ -74,11 +74,12 @@ func TestShippedRolesGrantTheSubresources(t *testing.T) {
 		return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: resources, Verbs: verbs}
 	}
 	const group = "access.credo.dev"
-	g.Expect(roles).To(HaveLen(3))
+	g.Expect(roles).To(HaveLen(4))
 	g.Expect(roles["credo-mint"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"mints", "accounts/mint"}, []string{"create"})}))
 	g.Expect(roles["credo-revoke"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"revocations", "accounts/revocation"}, []string{"create"})}))
 	g.Expect(roles["credo-access-view"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"accounts"}, []string{"get", "list"})}))
-	for _, name := range []string{"credo-mint", "credo-revoke"} {
+	g.Expect(roles["credo-join-token"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"jointokenrequests"}, []string{"create"})}))
+	for _, name := range []string{"credo-mint", "credo-revoke", "credo-join-token"} {
 		g.Expect(roles[name].Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-admin", "true"), name)
 		g.Expect(roles[name].Labels).NotTo(HaveKey("rbac.authorization.k8s.io/aggregate-to-view"), name)
 	}
