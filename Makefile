@@ -34,6 +34,11 @@ test: control-plane manifests generate fmt vet ## Unit and integration tests on 
 test-e2e: control-plane manifests build ## End-to-end tests (E2E_KUBECONFIG=<file> for an existing cluster).
 	go test $(GO_TEST_FLAGS) -tags e2e -timeout 20m ./tests/e2e/...
 
+.PHONY: test-monitoring
+test-monitoring: control-plane ## Run kube-state-metrics (built once from the module proxy) on config/monitoring against the control plane.
+	@hack/build-kube-state-metrics.sh >/dev/null
+	CREDO_KSM="$$(hack/build-kube-state-metrics.sh)" go test $(GO_TEST_FLAGS) -tags monitoring -timeout 10m ./tests/monitoring/...
+
 .PHONY: dev
 dev: control-plane manifests build ## Run the whole system locally: control plane, CRDs, controllers, samples.
 	go run ./tests/dev
@@ -65,6 +70,7 @@ fmt: ## go fmt.
 vet: ## go vet.
 	go vet ./...
 	go vet -tags e2e ./tests/e2e/...
+	go vet -tags monitoring ./tests/monitoring/...
 	cd api && go vet ./...
 
 .PHONY: bench

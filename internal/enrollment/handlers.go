@@ -95,8 +95,14 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
-	wl, e := s.findWorkload(r.Context(), id)
-	if e != nil || wl.Namespace != jt.Namespace || wl.Spec.Token != jt.Name {
+	// The token names the namespace: read the Workload there, uncached,
+	// since step 1 may have created it a moment ago.
+	wl, e := s.getWorkload(r.Context(), jt.Namespace, id)
+	if e != nil && e.status == http.StatusServiceUnavailable {
+		s.fail(w, e)
+		return
+	}
+	if e != nil || wl.Spec.Token != jt.Name {
 		s.refuse(w, jt, &apiError{status: http.StatusNotFound, reason: enrollapi.ReasonWorkloadNotFound,
 			msg: fmt.Sprintf("workload %s was not registered with this token; start the enrollment again", id)})
 		return

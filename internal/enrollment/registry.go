@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,6 +53,14 @@ func (s *Server) findToken(ctx context.Context, tok Token) (*enrollv1.JoinToken,
 	var list enrollv1.JoinTokenList
 	if err := s.Reader.List(ctx, &list, client.MatchingFields{nameIndex: tok.ID}); err != nil {
 		return nil, unavailable("reading join tokens", err)
+	}
+	if len(list.Items) == 0 {
+		// A token minted a moment ago may not be in the cache yet: ask the
+		// API server. Unknown ids cost one read each, and the caller's
+		// address is rate-limited after a few.
+		if err := s.Client.List(ctx, &list, client.MatchingFieldsSelector{Selector: nameSelector(tok.ID)}); err != nil {
+			return nil, unavailable("reading join tokens", err)
+		}
 	}
 	for i := range list.Items {
 		jt := &list.Items[i]
@@ -120,24 +129,45 @@ func labelError(format string, args ...any) *apiError {
 	return &apiError{status: 403, reason: enrollapi.ReasonLabelsNotAllowed, msg: fmt.Sprintf(format, args...)}
 }
 
-// findWorkload returns the Workload named uuid, read uncached so that the
-// serial compared is the current one.
+// findWorkload returns the Workload named uuid in any namespace (a
+// renewal names only the UUID), read uncached so that the serial compared
+// is the current one. The cache says where it is; a Workload not in the
+// cache yet is looked up on the API server.
 func (s *Server) findWorkload(ctx context.Context, uuid string) (*enrollv1.Workload, *apiError) {
 	var list enrollv1.WorkloadList
 	if err := s.Reader.List(ctx, &list, client.MatchingFields{nameIndex: uuid}); err != nil {
 		return nil, unavailable("reading workloads", err)
 	}
-	notFound := &apiError{status: 404, reason: enrollapi.ReasonWorkloadNotFound,
-		msg: fmt.Sprintf("workload %s is not registered; enroll again with a join token", uuid)}
-	if len(list.Items) != 1 {
-		return nil, notFound
+	if len(list.Items) == 0 {
+		if err := s.Client.List(ctx, &list, client.MatchingFieldsSelector{Selector: nameSelector(uuid)}); err != nil {
+			return nil, unavailable("reading workloads", err)
+		}
 	}
+	if len(list.Items) != 1 {
+		return nil, workloadNotFound(uuid)
+	}
+	return s.getWorkload(ctx, list.Items[0].Namespace, uuid)
+}
+
+// getWorkload reads the Workload uncached, in the namespace the caller knows.
+func (s *Server) getWorkload(ctx context.Context, namespace, uuid string) (*enrollv1.Workload, *apiError) {
 	var w enrollv1.Workload
-	if err := s.Client.Get(ctx, client.ObjectKeyFromObject(&list.Items[0]), &w); err != nil {
+	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: uuid}, &w); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, notFound
+			return nil, workloadNotFound(uuid)
 		}
 		return nil, unavailable("reading the workload", err)
 	}
 	return &w, nil
+}
+
+func workloadNotFound(uuid string) *apiError {
+	return &apiError{status: 404, reason: enrollapi.ReasonWorkloadNotFound,
+		msg: fmt.Sprintf("workload %s is not registered; enroll again with a join token", uuid)}
+}
+
+// nameSelector selects objects by name: kube-apiserver serves the
+// metadata.name field selector for every kind.
+func nameSelector(name string) fields.Selector {
+	return fields.OneTermEqualSelector("metadata.name", name)
 }
