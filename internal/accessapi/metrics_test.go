@@ -86,7 +86,7 @@ func TestMintsRevocationsAndRefusalsAreCountedWithoutSecretMaterial(t *testing.T
 		map[string]string{"namespace": ns, "operation": "mint", "reason": "Forbidden"})
 	g.Expect(forbidden).To(Equal(1.0), "the platform account's mint is refused")
 	notFoundAfter, seen := counter(g, "credo_access_refused_total", notFound)
-	g.Expect(notFoundAfter - notFoundBefore).To(Equal(1.0), "the missing account's mint is refused")
+	g.Expect(notFoundAfter-notFoundBefore).To(Equal(1.0), "the missing account's mint is refused")
 
 	g.Expect(m.Status.Password).NotTo(BeEmpty())
 	g.Expect(seen).NotTo(ContainElement(ContainSubstring(m.Status.Password)), "no password in any label")
