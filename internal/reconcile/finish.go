@@ -27,6 +27,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/object"
 	"github.com/fluxcd/pkg/runtime/patch"
 	fluxreconcile "github.com/fluxcd/pkg/runtime/reconcile"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -93,10 +94,12 @@ func Finish(ctx context.Context, patcher *patch.SerialPatcher, obj Object, s Sum
 	})
 	// Ready is derived only from the negative-polarity conditions; with none
 	// of them left, a Ready from an earlier failure must not survive.
+	prevReady := conditions.Get(obj, meta.ReadyCondition)
 	if !anyTrue(obj, append(append([]string{}, s.NegativePolarity...), meta.StalledCondition)) {
 		conditions.Delete(obj, meta.ReadyCondition)
 	}
 	recErr = finalizer.Finalize(obj, res, recErr)
+	keepReadyTransition(obj, prevReady)
 	opts := fluxreconcile.AddPatchOptions(obj, nil, owned, s.FieldOwner)
 	if err := patcher.Patch(ctx, obj, opts...); err != nil {
 		if !obj.GetDeletionTimestamp().IsZero() {
@@ -105,6 +108,26 @@ func Finish(ctx context.Context, patcher *patch.SerialPatcher, obj Object, s Sum
 		recErr = errors.Join(recErr, err)
 	}
 	return res, recErr
+}
+
+// keepReadyTransition gives a Ready that Finish deleted and the finalizer set
+// again with the same status, reason and message its previous
+// lastTransitionTime back, as conditions.Set would have kept it: else the
+// new time makes the patch helper send a conditions patch and a status patch
+// that change nothing, on every re-check.
+func keepReadyTransition(obj conditions.Setter, prev *metav1.Condition) {
+	if prev == nil {
+		return
+	}
+	conds := obj.GetConditions()
+	for i := range conds {
+		c := &conds[i]
+		if c.Type == prev.Type && c.Status == prev.Status && c.Reason == prev.Reason && c.Message == prev.Message {
+			c.LastTransitionTime = prev.LastTransitionTime
+			obj.SetConditions(conds)
+			return
+		}
+	}
 }
 
 func anyTrue(obj conditions.Getter, types []string) bool {
