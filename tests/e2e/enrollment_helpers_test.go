@@ -42,14 +42,20 @@ import (
 )
 
 // needLocal returns the local environment: the enrollment tests run agents
-// and restart the enrollment controller as processes on 127.0.0.1.
+// and restart the enrollment controller as processes on 127.0.0.1, or scrape
+// the controllers' metrics endpoints on loopback. Against
+// E2E_KUBECONFIG they fail rather than skip; a run against a cluster
+// excludes them by name (hack/ci/e2e.sh passes -skip localOnlyTests).
 func needLocal(t *testing.T) *devenv.Environment {
 	t.Helper()
 	if dev == nil {
-		t.Skip("runs agents and the enrollment controller as local processes: needs the local environment, not E2E_KUBECONFIG")
+		t.Fatal("runs agents and the enrollment controller as local processes: needs the local environment, not E2E_KUBECONFIG; exclude it with -skip '" + localOnlyTests + "'")
 	}
 	return dev
 }
+
+// localOnlyTests names the tests that need the local environment: make test-e2e runs them, a cluster run excludes them.
+const localOnlyTests = "TestAgentsEnroll|TestExpiredAgent|TestAgentRefusals|TestEnrollmentCAIsPublished|TestEveryControllerServes"
 
 func binPath(name string) string { return filepath.Join(controlplane.RepoRoot(), "bin", name) }
 
