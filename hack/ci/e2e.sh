@@ -31,6 +31,6 @@ kubectl apply --server-side -k config/samples
 
 echo "--- running the e2e suite"
 E2E_KUBECONFIG=${KUBECONFIG:-$HOME/.kube/config} \
-  # The enrollment tests run agents and restart the enrollment controller as
-  # local processes (tests/e2e LocalEnrollmentTests); make test-e2e runs them.
+  # Tests that run agents, restart controllers or scrape their metrics as
+  # local processes (tests/e2e localOnlyTests); make test-e2e runs them.
   go test -tags e2e -count=1 -timeout 20m -skip 'TestAgentsEnroll|TestExpiredAgent|TestAgentRefusals|TestEnrollmentCAIsPublished|TestEveryControllerServes' ./tests/e2e/...
