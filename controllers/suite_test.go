@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,35 +38,17 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testlog"
 )
 
 const testDomain = "internal.cozystack.io"
 
-// env is the real control plane every test of this package runs on, with
-// the trust-controller's reconcilers running in-process against it.
-// lockedBuffer is a log sink safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-// String returns everything logged so far.
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
-var controllerLogs lockedBuffer
+// controllerLogs holds every log line of the reconcilers, searched for secrets.
+var controllerLogs testlog.Buffer
 
 var (
+	// env is the real control plane every test of this package runs on,
+	// with the reconcilers running in-process against it.
 	env       *controlplane.Environment
 	k8sClient client.Client
 	testKeys  = NewLabelKeys(testDomain)

@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -28,6 +27,7 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/verifier"
+	"github.com/credo-dev/credo/tests/latency"
 )
 
 // benchClients is the number of parallel clients minting.
@@ -153,11 +153,5 @@ func runMints(b *testing.B, load mintLoad) {
 	if failures > 0 {
 		b.Fatalf("%d of %d mints failed", failures, b.N)
 	}
-	slices.Sort(latencies)
-	pct := func(p float64) float64 {
-		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "mints/s")
+	latency.Report(b, latencies, elapsed, "mints/s")
 }

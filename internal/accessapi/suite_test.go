@@ -22,7 +22,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,6 +46,7 @@ import (
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testlog"
 )
 
 const (
@@ -58,29 +58,10 @@ const (
 	accessAPIUser = "credo-access-api"
 )
 
-// lockedBuffer is a log sink safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
 var (
 	env *controlplane.Environment
 	// logs holds every log line of the reconcilers and the access API server.
-	logs     lockedBuffer
+	logs     testlog.Buffer
 	keys     = account.NewKeys(annotationDomain)
 	scheme   = newScheme()
 	platform client.Client

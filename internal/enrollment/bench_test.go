@@ -31,7 +31,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +42,7 @@ import (
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/latency"
 )
 
 // benchClients is the number of agents enrolling or renewing at once.
@@ -125,13 +125,7 @@ func run(b *testing.B, unit string, op func(client int) error) {
 	if failures > 0 {
 		b.Fatalf("%d of %d operations failed", failures, b.N)
 	}
-	slices.Sort(latencies)
-	pct := func(p float64) float64 {
-		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), unit)
+	latency.Report(b, latencies, elapsed, unit)
 }
 
 // BenchmarkEnrollment measures whole enrollments (both steps: token check,

@@ -30,7 +30,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,6 +43,7 @@ import (
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testlog"
 )
 
 var (
@@ -54,28 +54,10 @@ var (
 	// clockOffset moves the servers' clock forward, to judge expiry and grace.
 	clockOffset atomic.Int64
 	testCA      *memoryCA
-	logs        lockedBuffer
+	logs        testlog.Buffer
 )
 
 func serverNow() time.Time { return time.Now().Add(time.Duration(clockOffset.Load())) }
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
 
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
