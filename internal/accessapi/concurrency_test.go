@@ -17,9 +17,7 @@ limitations under the License.
 package accessapi_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"strconv"
 	"strings"
@@ -171,17 +169,8 @@ func TestAuditLogNamesTheCallsAndHoldsNoPassword(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	count := func() map[string]int {
-		f, err := os.Open(env.AuditLogPath)
-		g.Expect(err).NotTo(HaveOccurred())
-		defer f.Close()
 		n := map[string]int{}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var e auditEvent
-			if json.Unmarshal(sc.Bytes(), &e) != nil || e.ObjectRef == nil || e.ResponseStatus == nil {
-				continue
-			}
+		for _, e := range auditEvents(g) {
 			if e.ObjectRef.APIGroup == "access.credo.dev" && e.ObjectRef.Namespace == ns &&
 				e.User.Username == user && e.Verb == "create" && e.ResponseStatus.Code == 201 {
 				// resource[/subresource] name: the name is empty for a collection create.

@@ -109,6 +109,7 @@ func (o *Options) kubeconfig() string {
 }
 
 // recommended builds the generic server's options: delegated authentication
+// (narrowed by New to the requests kube-apiserver proxies, see proxiedOnly)
 // and authorization, no etcd, no admission, no audit of its own
 // (kube-apiserver audits), no profiling, no priority and fairness.
 func (o *Options) recommended(certDir string) *genericoptions.RecommendedOptions {
@@ -127,6 +128,9 @@ func (o *Options) recommended(certDir string) *genericoptions.RecommendedOptions
 
 	kubeconfig := o.kubeconfig()
 	ro.Authentication.RemoteKubeConfigFile = kubeconfig
+	// Without the request-header configuration no request can be
+	// recognised as proxied: fail rather than start.
+	ro.Authentication.TolerateInClusterLookupFailure = false
 	ro.Authorization.RemoteKubeConfigFile = kubeconfig
 	ro.CoreAPI.CoreAPIKubeconfigPath = kubeconfig
 

@@ -88,6 +88,9 @@ func New(opts *Options, ops *Operations) (*Server, error) {
 	if err := ro.ApplyTo(config); err != nil {
 		return nil, fmt.Errorf("configuring the access API server: %w", err)
 	}
+	if err := restrictToProxied(&config.Config, ro.Authorization.AlwaysAllowPaths); err != nil {
+		return nil, fmt.Errorf("configuring the access API server: %w", err)
+	}
 
 	generic, err := config.Complete().New("credo-access-api", genericapiserver.NewEmptyDelegate())
 	if err != nil {

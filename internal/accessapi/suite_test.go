@@ -65,6 +65,10 @@ var (
 	keys     = account.NewKeys(annotationDomain)
 	scheme   = newScheme()
 	platform client.Client
+	// accessAPIURL is the access API server's own address, which only
+	// kube-apiserver should reach; accessAPICA the CA of its certificate.
+	accessAPIURL string
+	accessAPICA  []byte
 )
 
 func newScheme() *runtime.Scheme {
@@ -180,6 +184,7 @@ func startAccessAPI(ctx context.Context, accounts client.Reader) error {
 	if err != nil {
 		return fmt.Errorf("creating the access API server: %w", err)
 	}
+	accessAPIURL, accessAPICA = "https://"+ln.Addr().String(), srv.CABundle()
 	go func() {
 		if err := srv.Run(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "access API server: %v\n", err)
