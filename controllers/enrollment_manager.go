@@ -77,13 +77,17 @@ func IndexEnrollmentFields(ctx context.Context, indexer client.FieldIndexer) err
 }
 
 // SetupWithManager registers the EnrollmentPolicy controller; the indexes
-// of IndexEnrollmentFields must be registered. A policy is recounted when
+// of IndexEnrollmentFields must be registered and Limits set (the same as
+// the enrollment server's). A policy is recounted when
 // one of its JoinTokens is created, deleted or revoked (a spec change; the
 // use count is status and is ignored) and when one of its Workloads is
 // created or deleted: renewals update Workload status often and must not
 // requeue the policy. A change of labels reconciles it too: it may have
 // moved to this shard.
 func (r *EnrollmentPolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts EnrollmentReconcilerOptions) error {
+	if err := r.Limits.Validate(); err != nil {
+		return fmt.Errorf("the EnrollmentPolicy controller's limits: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&enrollv1.EnrollmentPolicy{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).

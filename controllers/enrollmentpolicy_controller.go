@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/enrollment"
 	creconcile "github.com/credo-dev/credo/internal/reconcile"
 )
 
@@ -49,21 +50,23 @@ const EnrollmentFieldOwner = "credo-enrollment-controller"
 // eventActionEnrollment is the action of every enrollment controller event.
 const eventActionEnrollment = "Enrollment"
 
-// minCertificateTTL is the shortest certificateTTL a policy may ask for:
-// below it renewal in the last third, jittered, has no room left.
-const minCertificateTTL = 5 * time.Second
-
 // enrollmentPolicyOwned are the conditions the policy reconciler writes.
 var enrollmentPolicyOwned = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}
 
 // EnrollmentPolicyReconciler reports, for each EnrollmentPolicy, how many of
 // its join tokens can still enroll and how many Workloads it holds, and
-// whether it is revoked or its durations are invalid. It changes nothing but
+// whether it is revoked, its durations are invalid or over the platform's
+// maxima. It changes nothing but
 // the policy's status: the enrollment server enforces the policy.
 type EnrollmentPolicyReconciler struct {
 	client.Client
 	EventRecorder events.Recorder
 	fluxcontroller.Metrics
+
+	// Limits are the platform's maxima (the enrollment-controller's
+	// --max-* flags, shared with the enrollment server): a policy over one
+	// is Stalled.
+	Limits enrollment.Limits
 
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
@@ -113,6 +116,10 @@ func (r *EnrollmentPolicyReconciler) reconcilePolicy(ctx context.Context, policy
 	}
 	if err := validateDurations(policy); err != nil {
 		return ctrl.Result{}, err
+	}
+	if problems := r.Limits.PolicyProblems(policy); len(problems) > 0 {
+		return ctrl.Result{}, creconcile.NewStalling(enrollv1.ExceedsPlatformLimitReason,
+			"nothing is signed under this policy until it is lowered: %s", strings.Join(problems, "; "))
 	}
 	var res ctrl.Result
 	if !nextExpiry.IsZero() {
@@ -176,8 +183,8 @@ func (r *EnrollmentPolicyReconciler) count(ctx context.Context, policy *enrollv1
 // default, a long grace by the maximum); the policy says so instead.
 func validateDurations(policy *enrollv1.EnrollmentPolicy) error {
 	var problems []string
-	if d := policy.Spec.CertificateTTL; d != nil && d.Duration < minCertificateTTL {
-		problems = append(problems, fmt.Sprintf("spec.certificateTTL %s is under the minimum of %s", d.Duration, minCertificateTTL))
+	if d := policy.Spec.CertificateTTL; d != nil && d.Duration < enrollv1.MinCertificateTTL {
+		problems = append(problems, fmt.Sprintf("spec.certificateTTL %s is under the minimum of %s", d.Duration, enrollv1.MinCertificateTTL))
 	}
 	if d := policy.Spec.RenewalGrace; d != nil && d.Duration > enrollv1.MaxRenewalGrace {
 		problems = append(problems, fmt.Sprintf("spec.renewalGrace %s is over the maximum of %s", d.Duration, enrollv1.MaxRenewalGrace))

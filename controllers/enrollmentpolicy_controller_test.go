@@ -259,6 +259,16 @@ func TestInvalidDurationsAreRefusedByTheAPIServer(t *testing.T) {
 			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.TokenLifetime = duration(0) },
 			message: "tokenLifetime must be positive",
 		},
+		{
+			name:    "a ten-year certificate TTL",
+			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.CertificateTTL = duration(87600 * time.Hour) },
+			message: "certificateTTL must be at most 2160h",
+		},
+		{
+			name:    "a token lifetime over a year",
+			mutate:  func(p *enrollv1.EnrollmentPolicy) { p.Spec.TokenLifetime = duration(9000 * time.Hour) },
+			message: "tokenLifetime must be at most 8760h",
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -270,6 +280,43 @@ func TestInvalidDurationsAreRefusedByTheAPIServer(t *testing.T) {
 			g.Expect(err.Error()).To(ContainSubstring(tt.message))
 		})
 	}
+}
+
+// A policy within the CRD's bounds but over the platform's maxima (the
+// enrollment-controller's --max-* flags, here their defaults) is Stalled
+// with ExceedsPlatformLimit, naming each field, with a Warning event; it
+// recovers once lowered.
+func TestAPolicyOverThePlatformMaximaIsStalled(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	p := newPolicy(t, ns, "long", func(p *enrollv1.EnrollmentPolicy) {
+		p.Spec.CertificateTTL = duration(2000 * time.Hour)
+		p.Spec.TokenLifetime = duration(8000 * time.Hour)
+		p.Spec.RenewalGrace = duration(100 * time.Hour)
+	})
+	p = policyWith(g, ns, "long", func(p *enrollv1.EnrollmentPolicy) bool {
+		return p.Status.ObservedGeneration == p.Generation && conditions.IsStalled(p)
+	})
+	g.Expect(conditions.GetReason(p, meta.StalledCondition)).To(Equal(enrollv1.ExceedsPlatformLimitReason))
+	g.Expect(conditions.IsFalse(p, meta.ReadyCondition)).To(BeTrue())
+	g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(enrollv1.ExceedsPlatformLimitReason))
+	msg := conditions.GetMessage(p, meta.ReadyCondition)
+	for _, want := range []string{"spec.certificateTTL 2000h0m0s", "168h0m0s", "--max-certificate-ttl",
+		"spec.tokenLifetime 8000h0m0s", "720h0m0s", "spec.renewalGrace 100h0m0s", "24h0m0s"} {
+		g.Expect(msg).To(ContainSubstring(want))
+	}
+	g.Expect(kstatusOf(t, p)).To(Equal(status.FailedStatus))
+	g.Eventually(func() []corev1.Event {
+		return eventsOf(g, ns, "long", enrollv1.ExceedsPlatformLimitReason)
+	}, 10*time.Second, 100*time.Millisecond).ShouldNot(BeEmpty())
+
+	g.Expect(k8sClient.Patch(ctx, p, client.RawPatch(types.MergePatchType,
+		[]byte(`{"spec":{"certificateTTL":"168h","tokenLifetime":"720h","renewalGrace":"24h"}}`)))).To(Succeed())
+	p = policyWith(g, ns, "long", func(p *enrollv1.EnrollmentPolicy) bool {
+		return p.Status.ObservedGeneration == p.Generation && conditions.IsReady(p)
+	})
+	g.Expect(conditions.IsStalled(p)).To(BeFalse())
 }
 
 func TestPolicyReconcileRequestIsHandled(t *testing.T) {

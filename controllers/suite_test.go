@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testlog"
 )
@@ -170,6 +171,7 @@ func setupEnrollment(ctx context.Context, mgr ctrl.Manager, recorder events.Reco
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Metrics:       fluxcontroller.NewMetrics(mgr, reconcileMetrics),
+		Limits:        enrollment.DefaultLimits(),
 	}).SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("EnrollmentPolicy controller: %w", err)
 	}

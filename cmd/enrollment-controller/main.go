@@ -59,9 +59,6 @@ type listenerOptions struct {
 	hosts         []string
 	certFile      string
 	keyFile       string
-	failBurst     int
-	failEvery     time.Duration
-	maxBackdate   time.Duration
 	pendingExpiry time.Duration
 	concurrent    int
 }
@@ -72,12 +69,14 @@ func main() {
 		listen    listenerOptions
 		namespace string
 	)
+	srvOpts := enrollment.NewOptions()
 	caOpts := embedded.NewOptions()
 	cmOpts := certmanager.NewOptions()
 	var authorityKind string
 	opts.BindFlags(pflag.CommandLine)
 	caOpts.BindFlags(pflag.CommandLine)
 	cmOpts.BindFlags(pflag.CommandLine)
+	srvOpts.BindFlags(pflag.CommandLine)
 	pflag.StringVar(&authorityKind, "certificate-authority", authorityEmbedded,
 		"Who signs workload certificates: embedded (a CA kept in a Secret of the controller's namespace) or cert-manager (a CertificateRequest per certificate; needs --cert-manager-* and --enrollment-tls-cert-file).")
 	pflag.StringVar(&namespace, "namespace", os.Getenv("RUNTIME_NAMESPACE"),
@@ -88,12 +87,6 @@ func main() {
 	pflag.StringVar(&listen.certFile, "enrollment-tls-cert-file", "",
 		"A serving certificate for the enrollment listener (e.g. from cert-manager); default: one issued by the embedded CA.")
 	pflag.StringVar(&listen.keyFile, "enrollment-tls-key-file", "", "The key of --enrollment-tls-cert-file.")
-	pflag.IntVar(&listen.failBurst, "failed-token-attempts-burst", 10,
-		"How many failed join token attempts one client address may make at once.")
-	pflag.DurationVar(&listen.failEvery, "failed-token-attempts-every", 30*time.Second,
-		"After the burst, one failed attempt per this interval per client address.")
-	pflag.DurationVar(&listen.maxBackdate, "max-backdate", enrollment.DefaultMaxBackdate,
-		"How far before now a certificate's notBefore may be set, for agents whose clock is behind (at most a twentieth of the TTL).")
 	pflag.DurationVar(&listen.pendingExpiry, "pending-workload-timeout", 10*time.Minute,
 		"How long a Workload registered by enrollment step 1 waits for its certificate request before it is deleted.")
 	pflag.IntVar(&listen.concurrent, "concurrent", 4, "The number of concurrent reconciles per kind.")
@@ -101,6 +94,12 @@ func main() {
 	caOpts.Namespace = namespace
 	if (listen.certFile == "") != (listen.keyFile == "") {
 		fail(errors.New("--enrollment-tls-cert-file and --enrollment-tls-key-file go together"), "bad flags")
+	}
+	if err := srvOpts.Validate(); err != nil {
+		fail(err, "bad flags")
+	}
+	if err := checkOverlap(authorityKind, caOpts, srvOpts.Limits); err != nil {
+		fail(err, "bad flags")
 	}
 
 	// The cache holds every policy, token and workload whatever the shard:
@@ -130,6 +129,7 @@ func main() {
 	rOpts := controllers.EnrollmentReconcilerOptions{MaxConcurrentReconciles: listen.concurrent, Shard: shard}
 	if err := (&controllers.EnrollmentPolicyReconciler{
 		Client: mgr.GetClient(), EventRecorder: setup.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, recorder),
+		Limits: srvOpts.Limits,
 	}).SetupWithManager(mgr, rOpts); err != nil {
 		fail(err, "unable to set up the EnrollmentPolicy controller")
 	}
@@ -144,10 +144,10 @@ func main() {
 	if err != nil {
 		fail(err, "unable to set up the certificate authority")
 	}
-	srv := &enrollment.Server{
-		Reader: mgr.GetCache(), Client: mgr.GetClient(), CA: authority, Recorder: setup.Recorder,
-		Limiter:     enrollment.NewFailureLimiter(listen.failEvery, listen.failBurst),
-		MaxBackdate: listen.maxBackdate, Log: ctrl.Log.WithName("enrollment-server"),
+	srvOpts.Log = ctrl.Log.WithName("enrollment-server")
+	srv, err := enrollment.New(mgr, authority, setup.Recorder, srvOpts)
+	if err != nil {
+		fail(err, "unable to set up the enrollment server")
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		// Agents are answered only once the caches hold tokens and workloads.
@@ -164,6 +164,21 @@ func main() {
 	if err := mgr.Start(ctx); err != nil {
 		fail(err, "manager stopped with an error")
 	}
+}
+
+// checkOverlap refuses an embedded CA whose overlap after a rotation is
+// shorter than the longest certificate plus the longest renewal grace the
+// limits allow: a certificate issued just before a rotation must still
+// authenticate its renewal until its grace ends.
+func checkOverlap(kind string, caOpts embedded.Options, limits enrollment.Limits) error {
+	if kind != authorityEmbedded {
+		return nil
+	}
+	if need := limits.MaxCertificateTTL + limits.MaxRenewalGrace; caOpts.Overlap < need {
+		return fmt.Errorf("--enrollment-ca-overlap %s is shorter than --%s plus --%s (%s): raise it or lower them",
+			caOpts.Overlap, enrollment.FlagMaxCertificateTTL, enrollment.FlagMaxRenewalGrace, need)
+	}
+	return nil
 }
 
 const (

@@ -77,7 +77,16 @@ func benchServer(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &enrollment.Server{Reader: reader, Client: k8s, CA: authority, Log: ctrl.Log.WithName("bench")}
+	srvOpts := enrollment.NewOptions()
+	srvOpts.FailedAttemptsBurst = 0
+	// Every client may have a registration pending at once: the benchmark
+	// measures the server, not the pending limit.
+	srvOpts.Limits.MaxPendingPerToken = 4 * benchClients
+	srvOpts.Log = ctrl.Log.WithName("bench")
+	srv, err := enrollment.New(cluster, authority, nil, srvOpts)
+	if err != nil {
+		b.Fatal(err)
+	}
 	go func() {
 		_ = srv.ServeListener(ctx, tls.NewListener(ln, enrollment.TLSConfig(authority.GetCertificate([]string{"127.0.0.1"}))))
 	}()

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // maxCSRBytes bounds the PEM an agent may send.
@@ -66,10 +67,18 @@ func CheckCSR(csrPEM []byte, want *url.URL, uuid string) (*x509.CertificateReque
 	if len(csr.URIs) != 1 || csr.URIs[0].String() != want.String() {
 		return nil, fmt.Errorf("the certificate request must carry exactly one URI SAN, %s", want)
 	}
+	sans := 0
 	for _, ext := range csr.Extensions {
 		if !ext.Id.Equal(oidSubjectAltName) {
 			return nil, fmt.Errorf("the certificate request asks for extension %s; only the subject alternative name is accepted", ext.Id)
 		}
+		sans++
+		if err := checkGeneralNames(ext.Value); err != nil {
+			return nil, err
+		}
+	}
+	if sans != 1 {
+		return nil, fmt.Errorf("the certificate request carries %d subject alternative name extensions; want one, with the workload URI only", sans)
 	}
 	s := csr.Subject
 	if len(s.Country)+len(s.Organization)+len(s.OrganizationalUnit)+len(s.Locality)+len(s.Province)+
@@ -78,6 +87,51 @@ func CheckCSR(csrPEM []byte, want *url.URL, uuid string) (*x509.CertificateReque
 		return nil, fmt.Errorf("the certificate request's subject must be empty or CN=%s", uuid)
 	}
 	return csr, nil
+}
+
+// generalNameKinds names the GeneralName choices of RFC 5280, by tag.
+var generalNameKinds = map[int]string{
+	0: "otherName", 1: "rfc822Name", 2: "dNSName", 3: "x400Address", 4: "directoryName",
+	5: "ediPartyName", 6: "uniformResourceIdentifier", 7: "iPAddress", 8: "registeredID",
+}
+
+// tagURI is the GeneralName choice [6] uniformResourceIdentifier.
+const tagURI = 6
+
+// checkGeneralNames reads the subject alternative name extension's value
+// itself, a SEQUENCE OF GeneralName, and accepts exactly one entry, a URI.
+// Go's parser keeps only the kinds it knows (DNS, e-mail, IP, URI) and
+// drops the others, otherName and directoryName among them: an external
+// issuer may copy them into the certificate, where a relying party may
+// map them to an account.
+func checkGeneralNames(value []byte) error {
+	var names []asn1.RawValue
+	rest, err := asn1.Unmarshal(value, &names)
+	if err != nil || len(rest) > 0 {
+		return errors.New("the certificate request's subject alternative name extension is not a sequence of names")
+	}
+	if len(names) != 1 {
+		return fmt.Errorf("the certificate request's subject alternative name extension holds %d names (%s); want the workload URI only",
+			len(names), strings.Join(nameKinds(names), ", "))
+	}
+	n := names[0]
+	if n.Class != asn1.ClassContextSpecific || n.Tag != tagURI || n.IsCompound {
+		return fmt.Errorf("the certificate request's subject alternative name is a %s; want the workload URI only", nameKinds(names)[0])
+	}
+	return nil
+}
+
+// nameKinds names each GeneralName's kind, never its content.
+func nameKinds(names []asn1.RawValue) []string {
+	kinds := make([]string, 0, len(names))
+	for _, n := range names {
+		kind, ok := generalNameKinds[n.Tag]
+		if n.Class != asn1.ClassContextSpecific || !ok {
+			kind = fmt.Sprintf("name of class %d tag %d", n.Class, n.Tag)
+		}
+		kinds = append(kinds, kind)
+	}
+	return kinds
 }
 
 func checkKey(pub any) error {

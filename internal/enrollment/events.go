@@ -17,11 +17,8 @@ limitations under the License.
 package enrollment
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/pkg/enrollapi"
@@ -50,29 +47,21 @@ func (s *Server) refusalEvent(obj runtime.Object, reason string, e *apiError) {
 		eventAction, "%s: %s", e.reason, e.msg)
 }
 
-// failed spends one of addr's attempts. The attempt that uses up the budget
-// (the address is refused from now on) is recorded, once, as a Warning on
-// the JoinTokens whose id it presented: someone is guessing at a known
-// token. An attempt naming no existing token has no object to record on;
-// the log and the refusal counter see it.
-func (s *Server) failed(ctx context.Context, addr, raw string) {
-	s.Limiter.Failed(addr)
-	if s.Limiter.Allowed(addr) || s.Recorder == nil {
+// failed spends one attempt of key (see attemptKey). The attempt that uses
+// up the budget (the key is refused from now on) is recorded, once, as a
+// Warning on the JoinTokens the attempt named: someone is guessing at a
+// known token. An attempt naming no existing token has no object to record
+// on; the log and the refusal counter see it.
+func (s *Server) failed(key, addr string, tokens []enrollv1.JoinToken) {
+	s.Limiter.Failed(key)
+	if s.Limiter.Allowed(key) || s.Recorder == nil {
 		return
 	}
-	tok, err := ParseToken(raw)
-	if err != nil {
-		return
-	}
-	var list enrollv1.JoinTokenList
-	if err := s.Reader.List(ctx, &list, client.MatchingFields{nameIndex: tok.ID}); err != nil {
-		return
-	}
-	for i := range list.Items {
-		jt := &list.Items[i]
+	for i := range tokens {
+		jt := &tokens[i]
 		s.Recorder.AnnotatedEventf(jt, nil,
 			eventMetadata(jt, enrollv1.EventRefusalKey, enrollapi.ReasonRateLimited, enrollv1.EventAddressKey, addr),
 			corev1.EventTypeWarning, enrollv1.TokenAttemptsRateLimitedReason, eventAction,
-			"failed attempts with join token %s from %s used up the address's budget; it is refused until the budget refills", jt.Name, addr)
+			"failed attempts with join token %s from %s used up their budget; it is refused from there until the budget refills", jt.Name, addr)
 	}
 }

@@ -48,7 +48,7 @@ func drain(rec *fluxevents.FakeRecorder) []corev1.Event {
 // policy, the token, the refusal and the address, and never the secret.
 func TestGuessingAtAKnownTokenIsRecordedOnceWhenRateLimited(t *testing.T) {
 	rec := fluxevents.NewFakeRecorder(32, true)
-	base := startServer(t, enrollment.NewFailureLimiter(time.Hour, 2), func(s *enrollment.Server) { s.Recorder = rec })
+	base := startServer(t, withFailureLimit(time.Hour, 2), withRecorder(rec))
 	ns := newNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, jt := newToken(t, p, time.Hour)
@@ -104,7 +104,7 @@ func TestGuessingAtAKnownTokenIsRecordedOnceWhenRateLimited(t *testing.T) {
 // A refused enrollment is recorded on the token with the refusal reason.
 func TestRefusedEnrollmentEventCarriesTheRefusal(t *testing.T) {
 	rec := fluxevents.NewFakeRecorder(32, true)
-	base := startServer(t, nil, func(s *enrollment.Server) { s.Recorder = rec })
+	base := startServer(t, withRecorder(rec))
 	ns := newNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, jt := newToken(t, p, time.Hour)

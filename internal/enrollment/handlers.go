@@ -57,6 +57,14 @@ func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, jt, e)
 		return
 	}
+	// Counting and registering under the token's lock: concurrent requests
+	// of one token on this replica cannot both take the last place.
+	unlock := s.pendingLocks.lock(jt.Namespace + "/" + jt.Name)
+	defer unlock()
+	if e := s.checkPending(r.Context(), jt); e != nil {
+		s.refuse(w, jt, e)
+		return
+	}
 	id := uuid.NewString()
 	wl := &enrollv1.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: jt.Namespace},
@@ -188,33 +196,45 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(bundle)
 }
 
-// checkToken rate-limits the caller's address, then finds and checks the
-// token and its policy. A failure costs the address one attempt and never
-// changes the token.
+// checkToken rate-limits the caller's address and token id, then finds
+// and checks the token and its policy. A failure costs the attempt's key
+// one attempt and never changes the token.
 func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *enrollv1.EnrollmentPolicy, *apiError) {
+	ctx := r.Context()
 	addr := clientAddr(r)
-	if !s.Limiter.Allowed(addr) {
-		s.Log.Info("failed join token attempts rate limited", "address", addr)
+	tok, parseErr := ParseToken(raw)
+	var cached []enrollv1.JoinToken
+	if parseErr == nil {
+		var e *apiError
+		if cached, e = s.cachedTokens(ctx, tok.ID); e != nil {
+			return nil, nil, e
+		}
+	}
+	key := attemptKey(addr, "")
+	if len(cached) > 0 {
+		key = attemptKey(addr, tok.ID)
+	}
+	if !s.Limiter.Allowed(key) {
+		s.refusals.Info(s.Log, "failed join token attempts rate limited", "address", addr, "knownToken", len(cached) > 0)
 		return nil, nil, &apiError{status: http.StatusTooManyRequests, reason: enrollapi.ReasonRateLimited,
-			msg: "too many failed join token attempts from this address; wait and retry"}
+			msg: "too many failed join token attempts from this address with this token; wait and retry"}
 	}
-	tok, err := ParseToken(raw)
-	if err != nil {
-		s.failed(r.Context(), addr, raw)
-		return nil, nil, &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonTokenInvalid, msg: err.Error()}
+	if parseErr != nil {
+		s.failed(key, addr, nil)
+		return nil, nil, &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonTokenInvalid, msg: parseErr.Error()}
 	}
-	jt, e := s.findToken(r.Context(), tok)
+	jt, e := s.findToken(ctx, tok, cached)
 	if e != nil {
 		if e.status != http.StatusServiceUnavailable {
-			s.failed(r.Context(), addr, raw)
-			s.Log.Info("enrollment refused", "reason", e.reason, "address", addr)
+			s.failed(key, addr, cached)
+			s.refusals.Info(s.Log, "enrollment refused", "reason", e.reason, "address", addr)
 		}
 		return nil, nil, e
 	}
-	policy, e := s.usableToken(r.Context(), jt)
+	policy, e := s.usableToken(ctx, jt)
 	if e != nil {
 		if e.status != http.StatusServiceUnavailable {
-			s.failed(r.Context(), addr, raw)
+			s.failed(attemptKey(addr, jt.Name), addr, []enrollv1.JoinToken{*jt})
 			s.refusalEvent(jt, enrollv1.EnrollmentRefusedReason, e)
 		}
 		return nil, nil, e

@@ -61,10 +61,23 @@ func RenewAfter(notBefore, notAfter time.Time) time.Time {
 func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy, csr *x509.CertificateRequest, renewal bool) (*enrollapi.CertificateResponse, *apiError) {
 	now := s.now()
 	ttl := policy.GetCertificateTTL()
+	maxTTL := s.Limits.MaxCertificateTTL
+	if maxTTL > 0 && ttl > maxTTL {
+		// usablePolicy refused such a policy already; never sign it.
+		return nil, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonPolicyExceedsLimits,
+			msg: fmt.Sprintf("certificateTTL %s is over the platform maximum of %s", ttl, maxTTL)}
+	}
+	backdate := Backdate(ttl, s.MaxBackdate)
+	if maxTTL > 0 {
+		// The whole requested lifetime stays within the maximum: an issuer
+		// that starts it at its own clock (cert-manager) ends it by
+		// now + the maximum too.
+		backdate = max(0, min(backdate, maxTTL-ttl))
+	}
 	uri := enrollapi.WorkloadURI(wl.Name)
 	issued, err := s.CA.Sign(ctx, ca.SigningRequest{
 		CSR: csr.Raw, PublicKey: csr.PublicKey, URI: uri,
-		NotBefore: now.Add(-Backdate(ttl, s.MaxBackdate)), NotAfter: now.Add(ttl),
+		NotBefore: now.Add(-backdate), NotAfter: now.Add(ttl),
 	})
 	if err != nil {
 		if errors.Is(err, ca.ErrUnavailable) {
@@ -78,6 +91,15 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	if err := checkIssued(cert, csr, uri.String()); err != nil {
 		s.Log.Error(err, "the certificate authority returned a certificate that was not asked for", "workload", wl.Name)
 		return nil, unavailable("signing the certificate", err)
+	}
+	// Whatever the issuer did, nothing valid beyond now + the platform's
+	// maximum reaches the agent or the registry.
+	if limit := s.now().Add(maxTTL); maxTTL > 0 && cert.NotAfter.After(limit) {
+		s.Log.Info("the certificate authority signed beyond the platform's maximum certificate lifetime; the certificate is discarded",
+			"workload", wl.Name, "notAfter", cert.NotAfter.UTC().Format(time.RFC3339), "maximum", maxTTL.String())
+		return nil, &apiError{status: http.StatusBadGateway, reason: enrollapi.ReasonSigningRefused,
+			msg: fmt.Sprintf("the certificate authority returned a certificate valid until %s, beyond the platform's maximum lifetime of %s; it was discarded",
+				cert.NotAfter.UTC().Format(time.RFC3339), maxTTL)}
 	}
 	bundle, err := s.CA.Bundle(ctx)
 	if err != nil {
@@ -160,7 +182,7 @@ func checkIssued(cert *x509.Certificate, csr *x509.CertificateRequest, uri strin
 func (s *Server) recordUse(ctx context.Context, jt *enrollv1.JoinToken, workload string) {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var cur enrollv1.JoinToken
-		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(jt), &cur); err != nil {
+		if err := s.APIReader.Get(ctx, client.ObjectKeyFromObject(jt), &cur); err != nil {
 			return err
 		}
 		now := metav1.NewTime(s.now())

@@ -60,7 +60,7 @@ func counter(t *testing.T, name string, want map[string]string) (float64, []stri
 }
 
 func TestEnrollmentsRenewalsRefusalsAndRateLimitedAttemptsAreCounted(t *testing.T) {
-	base := startServer(t, enrollment.NewFailureLimiter(time.Hour, 1))
+	base := startServer(t, withFailureLimit(time.Hour, 1))
 	ns := newNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)

@@ -19,7 +19,10 @@ package enrollment
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
@@ -46,29 +49,37 @@ func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
 	return nil
 }
 
-// findToken returns the JoinToken whose id and secret match tok. Any
-// mismatch is the same TokenInvalid answer, so the answer tells nothing about
-// which ids exist.
-func (s *Server) findToken(ctx context.Context, tok Token) (*enrollv1.JoinToken, *apiError) {
+// cachedTokens returns the JoinTokens named id in the cache (in any
+// namespace; ids are random, so at most one in practice).
+func (s *Server) cachedTokens(ctx context.Context, id string) ([]enrollv1.JoinToken, *apiError) {
 	var list enrollv1.JoinTokenList
-	if err := s.Reader.List(ctx, &list, client.MatchingFields{nameIndex: tok.ID}); err != nil {
+	if err := s.Reader.List(ctx, &list, client.MatchingFields{nameIndex: id}); err != nil {
 		return nil, unavailable("reading join tokens", err)
 	}
-	if len(list.Items) == 0 {
+	return list.Items, nil
+}
+
+// findToken returns the JoinToken whose id and secret match tok, among
+// cached (the cache's tokens of that id). Any mismatch is the same
+// TokenInvalid answer, so the answer tells nothing about which ids exist.
+func (s *Server) findToken(ctx context.Context, tok Token, cached []enrollv1.JoinToken) (*enrollv1.JoinToken, *apiError) {
+	if len(cached) == 0 {
 		// A token minted a moment ago may not be in the cache yet: ask the
-		// API server. Unknown ids cost one read each, and the caller's
-		// address is rate-limited after a few.
-		if err := s.Client.List(ctx, &list, client.MatchingFieldsSelector{Selector: nameSelector(tok.ID)}); err != nil {
+		// API server, uncached. Unknown ids cost one read each, and the
+		// caller's address is rate-limited after a few.
+		var list enrollv1.JoinTokenList
+		if err := s.APIReader.List(ctx, &list, client.MatchingFieldsSelector{Selector: nameSelector(tok.ID)}); err != nil {
 			return nil, unavailable("reading join tokens", err)
 		}
+		cached = list.Items
 	}
-	for i := range list.Items {
-		jt := &list.Items[i]
+	for i := range cached {
+		jt := &cached[i]
 		if SecretMatches(jt.Spec.SecretHash, tok.Secret) {
 			return jt, nil
 		}
 	}
-	return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenInvalid, msg: "the join token is not valid"}
+	return nil, &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonTokenInvalid, msg: "the join token is not valid"}
 }
 
 // usableToken checks a matching token's state and its policy.
@@ -78,7 +89,16 @@ func (s *Server) usableToken(ctx context.Context, jt *enrollv1.JoinToken) (*enro
 	}
 	if !s.now().Before(jt.Spec.ExpiresAt.Time) {
 		return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenExpired,
-			msg: fmt.Sprintf("join token %s expired at %s", jt.Name, jt.Spec.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"))}
+			msg: fmt.Sprintf("join token %s expired at %s", jt.Name, jt.Spec.ExpiresAt.UTC().Format(time.RFC3339))}
+	}
+	// Whatever its record says, a token enrolls for at most the platform's
+	// maximum token lifetime after it was created.
+	if maxAge := s.Limits.MaxTokenLifetime; maxAge > 0 && !jt.CreationTimestamp.IsZero() {
+		if end := jt.CreationTimestamp.Add(maxAge); !s.now().Before(end) {
+			return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenExpired,
+				msg: fmt.Sprintf("join token %s expired at %s: tokens enroll for at most %s (the platform's maximum token lifetime) after they are minted",
+					jt.Name, end.UTC().Format(time.RFC3339), maxAge)}
+		}
 	}
 	return s.usablePolicy(ctx, jt.Namespace, jt.Spec.Policy)
 }
@@ -95,6 +115,14 @@ func (s *Server) usablePolicy(ctx context.Context, namespace, name string) (*enr
 	if p.Spec.Revoked {
 		return nil, &apiError{status: 403, reason: enrollapi.ReasonPolicyRevoked,
 			msg: fmt.Sprintf("enrollment policy %s/%s is revoked", namespace, name)}
+	}
+	// Refused, not clamped: the policy's status says it is Stalled, and the
+	// server does what the status says. Nothing is signed under it until an
+	// admin lowers it; its workloads renew again then, within their grace.
+	if problems := s.Limits.PolicyProblems(&p); len(problems) > 0 {
+		return nil, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonPolicyExceedsLimits,
+			msg: fmt.Sprintf("enrollment policy %s/%s asks for more than the platform allows, so nothing is signed under it: %s",
+				namespace, name, strings.Join(problems, "; "))}
 	}
 	return &p, nil
 }
@@ -139,7 +167,7 @@ func (s *Server) findWorkload(ctx context.Context, uuid string) (*enrollv1.Workl
 		return nil, unavailable("reading workloads", err)
 	}
 	if len(list.Items) == 0 {
-		if err := s.Client.List(ctx, &list, client.MatchingFieldsSelector{Selector: nameSelector(uuid)}); err != nil {
+		if err := s.APIReader.List(ctx, &list, client.MatchingFieldsSelector{Selector: nameSelector(uuid)}); err != nil {
 			return nil, unavailable("reading workloads", err)
 		}
 	}
@@ -152,7 +180,7 @@ func (s *Server) findWorkload(ctx context.Context, uuid string) (*enrollv1.Workl
 // getWorkload reads the Workload uncached, in the namespace the caller knows.
 func (s *Server) getWorkload(ctx context.Context, namespace, uuid string) (*enrollv1.Workload, *apiError) {
 	var w enrollv1.Workload
-	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: uuid}, &w); err != nil {
+	if err := s.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: uuid}, &w); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, workloadNotFound(uuid)
 		}

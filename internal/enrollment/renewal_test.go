@@ -33,7 +33,7 @@ import (
 )
 
 func TestOnlyTheCurrentCertificateRenews(t *testing.T) {
-	base := startServer(t, nil)
+	base := startServer(t)
 	ns := newNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
@@ -66,7 +66,7 @@ func TestOnlyTheCurrentCertificateRenews(t *testing.T) {
 }
 
 func TestExpiredCertificateRenewsWithinTheGraceOnly(t *testing.T) {
-	base := startServer(t, nil)
+	base := startServer(t)
 	t.Cleanup(func() { clockOffset.Store(0) })
 	ns := newNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, 30*time.Minute))
@@ -92,7 +92,7 @@ func TestExpiredCertificateRenewsWithinTheGraceOnly(t *testing.T) {
 }
 
 func TestDeletedWorkloadRenewsNothing(t *testing.T) {
-	base := startServer(t, nil)
+	base := startServer(t)
 	ns := newNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
@@ -118,7 +118,7 @@ func TestDeletedWorkloadRenewsNothing(t *testing.T) {
 }
 
 func TestRenewalIsAuthenticatedByTheWorkloadsOwnCertificate(t *testing.T) {
-	base := startServer(t, nil)
+	base := startServer(t)
 	ns := newNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)

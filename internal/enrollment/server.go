@@ -25,6 +25,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/events"
@@ -47,24 +48,36 @@ const (
 
 // Server answers agents. It runs on every replica: reads come from the
 // manager's cache (indexed by name) and every write is conditional, so
-// replicas never race to a wrong result.
+// replicas never race to a wrong result. Build it with New.
 type Server struct {
 	// Reader is the cached reader, with IndexFields registered.
 	Reader client.Reader
-	// Client reads uncached and writes.
+	// APIReader reads uncached, from the API server: what the cache may
+	// not hold yet, and what a conditional write depends on.
+	APIReader client.Reader
+	// Client writes.
 	Client client.Client
 	// CA signs; the server never knows which implementation it is.
 	CA ca.CertificateAuthority
 	// Recorder emits events on Workloads and JoinTokens; may be nil.
 	Recorder events.Recorder
-	// Limiter limits failed token attempts per client address; may be nil.
+	// Limiter limits failed token attempts per client address and token
+	// id; may be nil.
 	Limiter *FailureLimiter
+	// Limits bound what a policy may ask for and the pending registrations
+	// of a token.
+	Limits Limits
 	// MaxBackdate bounds notBefore backdating; DefaultMaxBackdate when zero.
 	MaxBackdate time.Duration
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 	// Log never receives a token, CSR or certificate.
 	Log logr.Logger
+
+	// refusals bounds the log lines of refused unauthenticated attempts.
+	refusals *sampledLog
+	// pendingLocks serialize the registrations of one token.
+	pendingLocks keyedLocks
 }
 
 func (s *Server) now() time.Time {
@@ -133,6 +146,8 @@ type apiError struct {
 	status int
 	reason string
 	msg    string
+	// retryAfter is the Retry-After of a 429, in seconds; none when zero.
+	retryAfter int
 }
 
 func badRequest(format string, args ...any) *apiError {
@@ -146,8 +161,11 @@ func unavailable(what string, err error) *apiError {
 
 func (s *Server) fail(w http.ResponseWriter, e *apiError) {
 	metrics.EnrollmentRefused(e.reason)
-	if e.status == http.StatusServiceUnavailable {
+	switch {
+	case e.status == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "5")
+	case e.retryAfter > 0:
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	writeJSON(w, e.status, &enrollapi.Error{Reason: e.reason, Message: e.msg})
 }

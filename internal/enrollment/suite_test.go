@@ -34,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/events"
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,6 +52,9 @@ var (
 	k8s client.Client
 	// reader is the manager's cache, with the server's indexes.
 	reader client.Reader
+	// cluster is the manager the servers are built on, as
+	// cmd/enrollment-controller builds its server.
+	cluster enrollment.Cluster
 	// clockOffset moves the servers' clock forward, to judge expiry and grace.
 	clockOffset atomic.Int64
 	testCA      *memoryCA
@@ -88,6 +92,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	reader = mgr.GetCache()
+	cluster = mgr
 	if testCA, err = newMemoryCA(); err != nil {
 		fmt.Fprintf(os.Stderr, "test CA: %v\n", err)
 		return 1
@@ -163,9 +168,35 @@ func (c *memoryCA) servingCert() (tls.Certificate, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
-// startServer serves a Server on 127.0.0.1 until the test ends and returns
-// its URL. mutate, if any, adjusts the Server before it serves.
-func startServer(t *testing.T, limiter *enrollment.FailureLimiter, mutate ...func(*enrollment.Server)) string {
+// serverSetup is what a test may change before its server is built.
+type serverSetup struct {
+	opts     enrollment.Options
+	ca       ca.CertificateAuthority
+	recorder events.Recorder
+}
+
+// withFailureLimit limits failed token attempts: burst, then one per every.
+func withFailureLimit(every time.Duration, burst int) func(*serverSetup) {
+	return func(s *serverSetup) { s.opts.FailedAttemptsEvery, s.opts.FailedAttemptsBurst = every, burst }
+}
+
+func withRecorder(rec events.Recorder) func(*serverSetup) {
+	return func(s *serverSetup) { s.recorder = rec }
+}
+
+func withLimits(mutate func(*enrollment.Limits)) func(*serverSetup) {
+	return func(s *serverSetup) { mutate(&s.opts.Limits) }
+}
+
+func withCA(authority ca.CertificateAuthority) func(*serverSetup) {
+	return func(s *serverSetup) { s.ca = authority }
+}
+
+// startServer builds a Server with enrollment.New on the suite's manager,
+// as cmd/enrollment-controller does, with the flags' defaults except that
+// failed attempts are not limited unless a test says so, serves it on
+// 127.0.0.1 until the test ends and returns its URL.
+func startServer(t *testing.T, mutate ...func(*serverSetup)) string {
 	t.Helper()
 	cert, err := testCA.servingCert()
 	if err != nil {
@@ -175,12 +206,16 @@ func startServer(t *testing.T, limiter *enrollment.FailureLimiter, mutate ...fun
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &enrollment.Server{
-		Reader: reader, Client: k8s, CA: testCA, Limiter: limiter, Now: serverNow,
-		Log: ctrl.Log.WithName("enrollment"),
-	}
+	setup := serverSetup{opts: enrollment.NewOptions(), ca: testCA}
+	setup.opts.FailedAttemptsBurst = 0
+	setup.opts.Now = serverNow
+	setup.opts.Log = ctrl.Log.WithName("enrollment")
 	for _, m := range mutate {
-		m(srv)
+		m(&setup)
+	}
+	srv, err := enrollment.New(cluster, setup.ca, setup.recorder, setup.opts)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

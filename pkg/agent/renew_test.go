@@ -201,6 +201,29 @@ func TestARenewalRefusedForGoodStopsRunForReenrollment(t *testing.T) {
 	g.Expect(renewals).To(HaveLen(1))
 }
 
+func TestARenewalThatNoLongerAuthenticatesStopsRunForReenrollment(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	h := newHarness(t, 3*time.Second, 10*time.Second)
+	_, done, _ := h.run(h.config())
+	h.waitUpdate(10 * time.Second)
+	// The CA that issued the certificate left the server's bundle (a
+	// rotation past its overlap): the renewal answers 401 Unauthenticated,
+	// which only a new enrollment cures.
+	h.srv.set(func(s *fakeServer) { s.bundle = newTestCA(t, "next").pem })
+
+	var err error
+	g.Eventually(done, 10*time.Second).Should(Receive(&err))
+	g.Expect(errors.Is(err, ErrReenrollmentRequired)).To(BeTrue(), "%v", err)
+	var se *StatusError
+	g.Expect(errors.As(err, &se)).To(BeTrue())
+	g.Expect(se.StatusCode).To(Equal(http.StatusUnauthorized))
+	g.Expect(se.API.Reason).To(Equal(enrollapi.ReasonUnauthenticated))
+	_, _, renewals := h.srv.snapshot()
+	g.Expect(renewals).To(HaveLen(1), "a refusal for good is not retried")
+	g.Expect(h.readState().ReenrollmentReason).To(Equal(enrollapi.ReasonUnauthenticated))
+}
+
 func TestRenewalGivesUpWhenTheGraceEnds(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)

@@ -145,6 +145,15 @@ const (
 	ReasonRateLimited        = "RateLimited"
 	ReasonSigningUnavailable = "SigningUnavailable"
 	ReasonSigningRefused     = "SigningRefused" // the external issuer denied or failed the request
+	// ReasonPolicyExceedsLimits: the policy asks for a certificateTTL,
+	// tokenLifetime or renewalGrace over the platform's maximum; nothing is
+	// signed under it until an admin lowers it. Not a re-enrollment: the
+	// same workload renews once the policy is fixed.
+	ReasonPolicyExceedsLimits = "PolicyExceedsLimits"
+	// ReasonTooManyPending: the token has as many registered workloads
+	// waiting for their certificate as the platform allows (answered 429
+	// with Retry-After); retry once some complete or expire.
+	ReasonTooManyPending = "TooManyPendingWorkloads"
 )
 
 // Error is the JSON body of every non-2xx answer.
@@ -158,7 +167,11 @@ func (e *Error) Error() string { return e.Reason + ": " + e.Message }
 // NeedsReenrollment reports whether the agent must enroll again with a new token.
 func (e *Error) NeedsReenrollment() bool {
 	switch e.Reason {
-	case ReasonWorkloadNotFound, ReasonNotCurrent, ReasonRenewalGraceOver, ReasonPolicyRevoked:
+	case ReasonWorkloadNotFound, ReasonNotCurrent, ReasonRenewalGraceOver, ReasonPolicyRevoked,
+		// A renewal whose certificate does not authenticate (not issued by
+		// a CA in the bundle any more, or not this workload's): only a new
+		// enrollment gives the agent a certificate that does.
+		ReasonUnauthenticated:
 		return true
 	}
 	return false

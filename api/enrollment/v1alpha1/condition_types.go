@@ -41,6 +41,12 @@ const (
 	// renewalGrace over MaxRenewalGrace, or tokenLifetime is not positive.
 	// The message names the field.
 	InvalidDurationReason string = "InvalidDuration"
+	// ExceedsPlatformLimitReason (Stalled): certificateTTL, tokenLifetime or
+	// renewalGrace (set, or its default) is over the platform's maximum
+	// (the enrollment-controller's --max-* flags). Nothing enrolls or renews
+	// under the policy until it is lowered; the message names the field,
+	// its value and the maximum.
+	ExceedsPlatformLimitReason string = "ExceedsPlatformLimit"
 )
 
 // Reasons of events emitted by the enrollment controllers.

@@ -36,6 +36,17 @@ const (
 	// MaxRenewalGrace bounds spec.renewalGrace: beyond it an expired
 	// certificate renews nothing and the workload enrolls again with a token.
 	MaxRenewalGrace = 7 * 24 * time.Hour
+	// MinCertificateTTL is the shortest spec.certificateTTL: below it
+	// renewal in the last third, jittered, has no room left.
+	MinCertificateTTL = 5 * time.Second
+	// MaxCertificateTTL bounds spec.certificateTTL in the CRD. The platform
+	// sets a lower maximum (the enrollment-controller's
+	// --max-certificate-ttl, 7 days by default); this bound is the most any
+	// platform may allow.
+	MaxCertificateTTL = 90 * 24 * time.Hour
+	// MaxTokenLifetime bounds spec.tokenLifetime in the CRD. The platform
+	// sets a lower maximum (--max-token-lifetime, 30 days by default).
+	MaxTokenLifetime = 365 * 24 * time.Hour
 )
 
 // LabelRule allows one label key on enrolled workloads.
@@ -63,25 +74,36 @@ type EnrollmentPolicySpec struct {
 	AllowedLabels []LabelRule `json:"allowedLabels,omitempty"`
 
 	// TokenLifetime is the longest lifetime of a join token minted from the
-	// policy, and the default one. Defaults to 24h.
+	// policy, and the default one. Defaults to 24h, at most 8760h; the
+	// platform's maximum (--max-token-lifetime of the enrollment-controller,
+	// 720h by default) is lower.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="tokenLifetime must be positive"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('8760h')",message="tokenLifetime must be at most 8760h"
 	// +optional
 	TokenLifetime *metav1.Duration `json:"tokenLifetime,omitempty"`
 
-	// CertificateTTL is the lifetime of the workload certificates. Defaults to 24h.
+	// CertificateTTL is the lifetime of the workload certificates. Defaults
+	// to 24h, at least 5s, at most 2160h; the platform's maximum
+	// (--max-certificate-ttl of the enrollment-controller, 168h by default)
+	// is lower.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('5s')",message="certificateTTL must be at least 5s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('2160h')",message="certificateTTL must be at most 2160h"
 	// +optional
 	CertificateTTL *metav1.Duration `json:"certificateTTL,omitempty"`
 
 	// RenewalGrace is how long after expiry a certificate may still renew
-	// (and do nothing else). Defaults to 1h, at most 168h; 0s allows no
-	// renewal after expiry.
+	// (and do nothing else). Defaults to 1h, at most 168h; the platform's
+	// maximum (--max-renewal-grace of the enrollment-controller, 24h by
+	// default) is lower. 0s allows no renewal after expiry.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('168h')",message="renewalGrace must be at most 168h"
 	// +optional
 	RenewalGrace *metav1.Duration `json:"renewalGrace,omitempty"`

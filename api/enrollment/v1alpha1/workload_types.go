@@ -21,6 +21,11 @@ import (
 )
 
 const (
+	// WorkloadTokenField is the field selector of a Workload's join token
+	// (a selectable field of the CRD): the enrollment server counts a
+	// token's pending registrations with it.
+	WorkloadTokenField = "spec.token"
+
 	// WorkloadKind is the kind of a Workload.
 	WorkloadKind = "Workload"
 )
@@ -96,6 +101,7 @@ type WorkloadStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=wl,categories=credo;enrollment
+// +kubebuilder:selectablefield:JSONPath=`.spec.token`
 // +kubebuilder:printcolumn:name="Hostname",type=string,JSONPath=`.spec.hostname`
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
 // +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.notAfter`

@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/internal/ca"
+)
+
+// Defaults of Options.
+const (
+	DefaultFailedAttemptsBurst = 10
+	DefaultFailedAttemptsEvery = 30 * time.Second
+)
+
+// Options configure the enrollment server: the platform's limits and the
+// failed-attempt budget.
+//
+//	opts := enrollment.NewOptions()
+//	opts.BindFlags(pflag.CommandLine)
+//	pflag.Parse()
+//	if err := opts.Validate(); err != nil { ... }
+//	srv, err := enrollment.New(mgr, authority, recorder, opts)
+type Options struct {
+	// Limits bound what any policy may ask for.
+	Limits Limits
+	// FailedAttemptsBurst is how many failed join token attempts one client
+	// address may make with one token id at once; no limit when zero
+	// (Validate refuses that for a flag).
+	FailedAttemptsBurst int
+	// FailedAttemptsEvery refills one attempt of the budget.
+	FailedAttemptsEvery time.Duration
+	// MaxBackdate bounds notBefore backdating; DefaultMaxBackdate when zero.
+	MaxBackdate time.Duration
+	// Now returns the time; time.Now when nil. Not a flag.
+	Now func() time.Time
+	// Log never receives a token, CSR or certificate. Not a flag.
+	Log logr.Logger
+}
+
+// NewOptions returns Options with the defaults.
+func NewOptions() Options {
+	return Options{
+		Limits:              DefaultLimits(),
+		FailedAttemptsBurst: DefaultFailedAttemptsBurst,
+		FailedAttemptsEvery: DefaultFailedAttemptsEvery,
+		MaxBackdate:         DefaultMaxBackdate,
+	}
+}
+
+// BindFlags binds the options and the limits to fs.
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	o.Limits.BindFlags(fs)
+	fs.IntVar(&o.FailedAttemptsBurst, "failed-token-attempts-burst", o.FailedAttemptsBurst,
+		"How many failed join token attempts one client address may make with one token id at once (attempts naming no existing token share one budget per address).")
+	fs.DurationVar(&o.FailedAttemptsEvery, "failed-token-attempts-every", o.FailedAttemptsEvery,
+		"After the burst, one failed attempt per this interval per client address and token id.")
+	fs.DurationVar(&o.MaxBackdate, "max-backdate", o.MaxBackdate,
+		"How far before now a certificate's notBefore may be set, for agents whose clock is behind (at most a twentieth of the TTL).")
+}
+
+// Validate checks the options as flags give them.
+func (o *Options) Validate() error {
+	var errs []error
+	if err := o.Limits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.FailedAttemptsBurst < 1 {
+		errs = append(errs, errors.New("--failed-token-attempts-burst must be at least 1"))
+	}
+	if o.FailedAttemptsEvery <= 0 {
+		errs = append(errs, errors.New("--failed-token-attempts-every must be positive"))
+	}
+	if o.MaxBackdate < 0 {
+		errs = append(errs, errors.New("--max-backdate must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Cluster is what the server reads and writes through: a controller-runtime
+// manager is one.
+type Cluster interface {
+	// GetCache is the informer cache, with IndexFields registered.
+	GetCache() cache.Cache
+	// GetAPIReader reads from the API server, uncached.
+	GetAPIReader() client.Reader
+	// GetClient writes.
+	GetClient() client.Client
+}
+
+// New builds the enrollment server on c: policies, tokens and workloads are
+// looked up in c's cache (IndexFields must be registered before it starts),
+// what the cache may not hold yet and what a conditional write depends on
+// is read from the API server, and writes go through c's client. Both
+// cmd/enrollment-controller and the tests build the server here.
+func New(c Cluster, authority ca.CertificateAuthority, recorder events.Recorder, opts Options) (*Server, error) {
+	if authority == nil {
+		return nil, errors.New("the enrollment server needs a certificate authority")
+	}
+	if opts.FailedAttemptsBurst < 0 || (opts.FailedAttemptsBurst > 0 && opts.FailedAttemptsEvery <= 0) {
+		return nil, fmt.Errorf("failed attempts: burst %d every %s is not a budget", opts.FailedAttemptsBurst, opts.FailedAttemptsEvery)
+	}
+	if err := opts.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		Reader:      c.GetCache(),
+		APIReader:   c.GetAPIReader(),
+		Client:      c.GetClient(),
+		CA:          authority,
+		Recorder:    recorder,
+		Limits:      opts.Limits,
+		MaxBackdate: opts.MaxBackdate,
+		Now:         opts.Now,
+		Log:         opts.Log,
+		refusals:    newSampledLog(),
+	}
+	if opts.FailedAttemptsBurst > 0 {
+		s.Limiter = NewFailureLimiter(opts.FailedAttemptsEvery, opts.FailedAttemptsBurst)
+	}
+	return s, nil
+}
