@@ -107,7 +107,9 @@ func TestDeclaredAnchorIsProjectedLikeADiscoveredOne(t *testing.T) {
 	})).To(Succeed())
 
 	g.Expect(projectionOf(g, ns, "mongo").Data).To(Equal(map[string][]byte{"ca.crt": cert}))
-	g.Expect(anchorWith(g, ns, "mongo", ready).Status.Leg).To(Equal(trustv1.LegDeclared))
+	anchor := anchorWith(g, ns, "mongo", ready)
+	g.Expect(anchor.Status.Leg).To(Equal(trustv1.LegDeclared))
+	g.Expect(anchor.Status.CABundle).To(Equal(string(cert)), "the certificates, and never the key beside them")
 }
 
 func TestRotationOfTheSourcePropagatesByWatch(t *testing.T) {

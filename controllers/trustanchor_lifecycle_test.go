@@ -135,13 +135,16 @@ func TestSuspendedTrustSourceKeepsItsAnchorsButMakesNoNewOnes(t *testing.T) {
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "one.tenant-ca"}, &corev1.Secret{})).To(Succeed())
 }
 
+// What CEL does not check of a selector at admission (the syntax of keys
+// and values; tests/security checks the operators) the controller refuses.
 func TestTrustSourceWithABadSelectorIsStalled(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ts := &trustv1.TrustSource{
 		ObjectMeta: metav1.ObjectMeta{Name: "bad-selector"},
 		Spec: trustv1.TrustSourceSpec{Chart: "nothing-matches", SecretName: "{release}-ca",
-			ReleaseSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}},
+			ReleaseSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "not a label key", Operator: metav1.LabelSelectorOpIn, Values: []string{"x"}}}}},
 	}
 	g.Expect(k8sClient.Create(ctx, ts)).To(Succeed())
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), ts) })

@@ -85,6 +85,12 @@ func (r *TrustAnchorReconciler) recordProjection(ta *trustv1.TrustAnchor, res *p
 		}
 	}
 	ta.Status.NotAfter = earliest
+	// The same re-encoded certificates as the projection, for readers of
+	// the TrustAnchor who may read no Secret.
+	ta.Status.CABundle = ""
+	if len(res.Bundle.PEM) <= trustv1.MaxCABundleLength {
+		ta.Status.CABundle = string(res.Bundle.PEM)
+	}
 	fp := "sha256:" + ta.Status.Certificates[0].SHA256[:16]
 	ta.Status.Fingerprint = fp
 	if !res.Changed && ta.Status.LastRotationTime != nil {

@@ -39,6 +39,7 @@ Commands:
   revoke <account>         replace the password by the verifier of a value nobody keeps
   get                      summarise a namespace: trust anchors, accounts, workloads, usable join tokens
   get <account>            show one account: origin, Secret version, last operation
+  ca <release>             print the CA certificates of a release from its TrustAnchor (> ca.crt)
   hash --format <format>   read a password on stdin, print the value the engine stores
   token create <policy>    mint a join token of an EnrollmentPolicy and print it once
   token revoke <id>        revoke a join token: it enrolls nothing further
@@ -62,6 +63,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return get(args[1:], stdout)
 	case "token":
 		return token(args[1:], stdout)
+	case "ca":
+		return ca(args[1:], stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err

@@ -30,8 +30,11 @@ import (
 )
 
 // startControllerManager runs kube-controller-manager with the garbage
-// collector and the namespace controller as a system:masters user, and waits
-// until its garbage collector has synced and deletes dependents.
+// collector, the namespace controller and the clusterrole-aggregation
+// controller (which folds roles labelled aggregate-to-view/edit/admin, as
+// credo ships, into the built-in view, edit and admin roles) as a
+// system:masters user, and waits until its garbage collector has synced and
+// deletes dependents.
 func (e *Environment) startControllerManager(ctx context.Context, binary string) error {
 	kubeconfig, err := e.WriteKubeconfig("kube-controller-manager", []string{"system:masters"}, "kube-controller-manager.kubeconfig")
 	if err != nil {
@@ -39,7 +42,7 @@ func (e *Environment) startControllerManager(ctx context.Context, binary string)
 	}
 	e.kcm, err = e.StartProcess("kube-controller-manager", binary, nil,
 		"--kubeconfig="+kubeconfig,
-		"--controllers=garbagecollector,namespace",
+		"--controllers=garbagecollector,namespace,clusterrole-aggregation",
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--use-service-account-credentials=false",

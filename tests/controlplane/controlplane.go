@@ -16,8 +16,8 @@ limitations under the License.
 
 // Package controlplane runs a real Kubernetes control plane for credo's tests
 // and for `make dev`: etcd, kube-apiserver (through controller-runtime's
-// envtest) and kube-controller-manager with the garbage collector and the
-// namespace controller, all built from source by hack/build-control-plane.sh.
+// envtest) and kube-controller-manager with the garbage collector, the
+// namespace controller and role aggregation, all built from source by hack/build-control-plane.sh.
 //
 // A fake client cannot prove owner-reference garbage collection, watches,
 // RBAC or API aggregation; an Environment can.

@@ -33,6 +33,9 @@ const (
 	// ProjectionKey is the one key of a projected Secret.
 	ProjectionKey = "ca.crt"
 
+	// MaxCABundleLength is the largest status.caBundle, in bytes.
+	MaxCABundleLength = 1 << 20
+
 	// ProjectionSuffix makes the projected Secret's name: <release>.tenant-ca.
 	// The dot cannot appear in operator-generated names, so it cannot collide
 	// with the CA Secret of a neighbouring release.
@@ -171,6 +174,16 @@ type TrustAnchorStatus struct {
 	// +optional
 	Certificates []CertificateInfo `json:"certificates,omitempty"`
 
+	// CABundle is the projected certificates as PEM text (not base64): the
+	// same re-encoded CERTIFICATE blocks the trust-controller writes to
+	// <release>.tenant-ca, and never anything else. It lets everyone who may
+	// read the TrustAnchor (the built-in view role, by aggregation) read the
+	// CA without any Secret read: kubectl credo ca <release>. Left empty for
+	// a bundle over 1 MiB.
+	// +kubebuilder:validation:MaxLength=1048576
+	// +optional
+	CABundle string `json:"caBundle,omitempty"`
+
 	// LastRotationTime is when the projection's content last changed.
 	// +optional
 	LastRotationTime *metav1.Time `json:"lastRotationTime,omitempty"`
@@ -192,7 +205,10 @@ type TrustAnchorStatus struct {
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 
 // TrustAnchor records the projection of one release's CA certificate into
-// the key-free Secret <release>.tenant-ca. It is named after the release.
+// the key-free Secret <release>.tenant-ca. It is named after the release:
+// the trust-controller reconciles releases, and finds a release's anchor by
+// the release's name.
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.release",message="a TrustAnchor is named after its release: metadata.name must equal spec.release"
 type TrustAnchor struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

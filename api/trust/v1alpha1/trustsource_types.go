@@ -37,6 +37,11 @@ const (
 type TrustSourceSpec struct {
 	// ReleaseSelector selects HelmReleases by label. When Chart is also set,
 	// a release must match both.
+	// The operators and the presence of values are checked at admission;
+	// a key or value that is not label syntax makes the TrustSource
+	// Stalled with InvalidSelector.
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="the operator of a matchExpression must be In, NotIn, Exists or DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? has(e.values) && size(e.values) > 0 : !has(e.values) || size(e.values) == 0)",message="In and NotIn need values; Exists and DoesNotExist take none"
 	// +optional
 	ReleaseSelector *metav1.LabelSelector `json:"releaseSelector,omitempty"`
 
@@ -49,15 +54,22 @@ type TrustSourceSpec struct {
 
 	// NamespaceSelector limits the rule to namespaces with matching labels;
 	// empty selects every namespace the controller serves.
+	// Checked as ReleaseSelector is.
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="the operator of a matchExpression must be In, NotIn, Exists or DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? has(e.values) && size(e.values) > 0 : !has(e.values) || size(e.values) == 0)",message="In and NotIn need values; Exists and DoesNotExist take none"
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 
 	// SecretName is the source Secret's name as a template of the release
 	// name, which replaces {release}: "{release}-ca" for CloudNativePG,
-	// "{release}-ca-cert" for Percona PSMDB.
+	// "{release}-ca-cert" for Percona PSMDB. It must contain {release} (a
+	// template without it would name one Secret for every release), and
+	// with {release} replaced by a release name it must be a Secret name:
+	// lower-case alphanumerics, '-' and '.', in the shape of a DNS subdomain.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.contains('{release}')",message="secretName must contain {release}"
+	// +kubebuilder:validation:XValidation:rule="self.replace('{release}', 'r').matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="secretName must be a Secret name (lower-case alphanumerics, '-' and '.', starting and ending with an alphanumeric) once {release} is replaced; {release} is the only placeholder"
 	// +required
 	SecretName string `json:"secretName"`
 

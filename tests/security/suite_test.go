@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package security tests what docs/security.md promises, on the real
+// control plane with role aggregation on: what the built-in view, edit and
+// admin roles give a tenant once credo's roles are aggregated into them,
+// the shipped example tenant role, the ValidatingAdmissionPolicy of
+// config/admission, and the CEL validation of the trust kinds. The
+// trust-controller runs in-process as credo's ServiceAccount, bound by the
+// RBAC config/rbac ships.
+package security
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/metrics"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/tests/controlplane"
+)
+
+const (
+	// domain is the trust-controller's default --label-domain.
+	domain = "internal.cozystack.io"
+	// platformNamespace is where config/ installs credo.
+	platformNamespace = "credo-system"
+)
+
+var (
+	env  *controlplane.Environment
+	keys = controllers.NewLabelKeys(domain)
+	// trustControllerUser is credo's ServiceAccount, as config/manager runs
+	// the trust-controller.
+	trustControllerUser, trustControllerGroups = controlplane.ServiceAccountUser(platformNamespace, "credo-controller")
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer startCancel()
+	var err error
+	if env, err = controlplane.Start(startCtx, controlplane.Options{}); err != nil {
+		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
+		return 1
+	}
+	defer env.Stop()
+	if err := install(startCtx); err != nil {
+		fmt.Fprintf(os.Stderr, "installing credo's RBAC: %v\n", err)
+		return 1
+	}
+	if err := startTrustController(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "starting the trust-controller: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// install creates the platform namespace and applies the RBAC credo ships:
+// config/rbac (the controllers' role bound to credo's ServiceAccount, the
+// roles aggregated into view, edit and admin) and the access API's roles.
+func install(ctx context.Context) error {
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNamespace}}); err != nil {
+		return err
+	}
+	for _, dir := range []string{"config/rbac", "config/apiservice"} {
+		objs, err := kustomize(dir)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if o.GetAPIVersion() != "rbac.authorization.k8s.io/v1" && o.GetKind() != "ServiceAccount" {
+				continue
+			}
+			if err := apply(ctx, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// kustomize builds a directory of the repository, as kubectl apply -k does.
+func kustomize(dir string) ([]*unstructured.Unstructured, error) {
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(controlplane.RepoRoot(), dir))
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range resMap.Resources() {
+		raw, err := r.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return nil, err
+		}
+		objs = append(objs, u)
+	}
+	return objs, nil
+}
+
+// apply server-side applies obj as the platform's administrator.
+func apply(ctx context.Context, obj *unstructured.Unstructured) error {
+	if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("platform-admin"), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// startTrustController runs the TrustAnchor and TrustSource reconcilers
+// in-process, built as cmd/trust-controller builds them, authenticated as
+// credo's ServiceAccount with only the RBAC config/rbac binds to it.
+func startTrustController(ctx context.Context) error {
+	cfg, err := env.UserConfig(trustControllerUser, trustControllerGroups)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  env.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	})
+	if err != nil {
+		return err
+	}
+	recorder, err := events.NewRecorder(ctrl.Log, "", "trust-controller", events.WithManager(mgr))
+	if err != nil {
+		return err
+	}
+	rec := metrics.NewRecorder()
+	r := &controllers.TrustAnchorReconciler{
+		Client:              mgr.GetClient(),
+		APIReader:           mgr.GetAPIReader(),
+		EventRecorder:       recorder,
+		Metrics:             fluxcontroller.NewMetrics(mgr, rec),
+		Keys:                keys,
+		ExpiryWarningWindow: 30 * 24 * time.Hour,
+	}
+	if err := r.SetupWithManager(ctx, mgr, controllers.TrustAnchorReconcilerOptions{MaxConcurrentReconciles: 2}); err != nil {
+		return err
+	}
+	if err := (&controllers.TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, rec)}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "trust-controller: %v\n", err)
+		}
+	}()
+	return nil
+}
