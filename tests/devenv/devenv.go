@@ -155,6 +155,9 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if e.controllerKubeconfig, err = e.grantControllerRBAC(ctx, filepath.Join(root, "config", "rbac", "role.yaml")); err != nil {
 		return nil, err
 	}
+	if err := e.applyTenantRoles(ctx, root); err != nil {
+		return nil, err
+	}
 	for _, name := range Controllers {
 		c, err := e.startController(ctx, name, filepath.Join(opts.BinDir, name))
 		if err != nil {
@@ -171,6 +174,28 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 		}
 	}
 	return e, nil
+}
+
+// tenantRoles are the ClusterRoles credo aggregates into the built-in
+// view, edit and admin roles; kube-controller-manager's
+// clusterrole-aggregation controller folds them in, so a user bound to
+// view, edit or admin here gets what a tenant gets in a cluster.
+var tenantRoles = []string{
+	"config/rbac/trustanchor_viewer_role.yaml",
+	"config/rbac/enrollment_roles.yaml",
+	"config/apiservice/roles.yaml",
+}
+
+// applyTenantRoles applies tenantRoles.
+func (e *Environment) applyTenantRoles(ctx context.Context, root string) error {
+	args := []string{"apply", "--server-side"}
+	for _, f := range tenantRoles {
+		args = append(args, "-f", filepath.Join(root, f))
+	}
+	if out, err := e.Kubectl(ctx, args...); err != nil {
+		return fmt.Errorf("applying the tenant roles: %w\n%s", err, out)
+	}
+	return nil
 }
 
 // Kubectl runs the control plane's kubectl with the admin kubeconfig.
