@@ -229,6 +229,21 @@ func TestAgentRefusalsAreClear(t *testing.T) {
 	if log := revoked.log(t); !strings.Contains(log, "TokenRevoked") {
 		t.Fatalf("the refusal does not name its reason:\n%s", log)
 	}
+
+	// A deleted token is unknown: the same 401 as a wrong secret, and the
+	// agent stops for a new token (exit 3) instead of retrying.
+	if err := k8s.Delete(ctx, &jt); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the server reads tokens from its cache
+	deleted := newAgent(t, "agent-deleted-token", token, caFile)
+	deleted.start(t, e, true)
+	if code := deleted.waitExit(t, 30*time.Second); code != 3 {
+		t.Fatalf("an agent with a deleted token exited %d, want 3 (re-enrollment required):\n%s", code, deleted.log(t))
+	}
+	if log := deleted.log(t); !strings.Contains(log, "TokenInvalid") || strings.Contains(log, "Index with name") {
+		t.Fatalf("the refusal is not TokenInvalid:\n%s", log)
+	}
 }
 
 func TestEnrollmentCAIsPublishedAsATrustAnchor(t *testing.T) {
