@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -80,15 +81,15 @@ func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	patcher := patch.NewSerialPatcher(&src, r.Client)
 	syncErr := r.sync(ctx, &src)
-	var invalid *invalidValuesError
+	var refused *refusedError
 	switch {
 	case errors.Is(syncErr, errUnsupportedSource):
 		conditions.MarkStalled(&src, credv1.UnsupportedSourceKindReason, "%s", syncErr.Error())
 		conditions.MarkFalse(&src, meta.ReadyCondition, credv1.UnsupportedSourceKindReason, "%s", syncErr.Error())
 		syncErr = nil
-	case errors.As(syncErr, &invalid):
+	case errors.As(syncErr, &refused):
 		conditions.Delete(&src, meta.StalledCondition)
-		conditions.MarkFalse(&src, meta.ReadyCondition, credv1.InvalidValuesReason, "%s; their existing accounts are kept", invalid.Error())
+		conditions.MarkFalse(&src, meta.ReadyCondition, refused.problems[0].reason, "%s", refused.Error())
 		syncErr = nil
 	case syncErr != nil:
 		conditions.Delete(&src, meta.StalledCondition)
@@ -106,13 +107,43 @@ func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	return ctrl.Result{RequeueAfter: 10 * time.Minute}, errors.Join(syncErr, err)
 }
 
-// invalidValuesError collects the releases whose values could not be read.
-type invalidValuesError struct{ err error }
+// maxProblems bounds the problems a status message lists.
+const maxProblems = 5
 
-func (e *invalidValuesError) Error() string { return e.err.Error() }
+// refusedError collects what the source could not do for some releases;
+// every other release's accounts are in place.
+type refusedError struct{ problems []problem }
 
-// sync creates, updates and deletes the source's accounts.
+func (e *refusedError) Error() string {
+	msgs := make([]string, 0, maxProblems+1)
+	for i, p := range e.problems {
+		if i == maxProblems {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(e.problems)-maxProblems))
+			break
+		}
+		msgs = append(msgs, p.message)
+	}
+	return strings.Join(msgs, "; ") + "; the other accounts are in place"
+}
+
+// sync creates, updates and deletes the source's accounts. A problem of one
+// release (unreadable values, a refused username, an account in conflict)
+// is reported and never stops the others.
 func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountSource) error {
+	var existing credv1.CredentialAccountList
+	if err := r.List(ctx, &existing, client.MatchingLabels{credv1.SourceLabel: src.Name}); err != nil {
+		return fmt.Errorf("listing generated accounts: %w", err)
+	}
+	// held holds, per namespace/release, the "<entry>/<username>" of the
+	// source's existing accounts.
+	held := map[string]map[string]bool{}
+	for _, a := range existing.Items {
+		rel := a.Namespace + "/" + a.Labels[credv1.ReleaseLabel]
+		if held[rel] == nil {
+			held[rel] = map[string]bool{}
+		}
+		held[rel][a.Labels[entryLabel]+"/"+a.Spec.Username] = true
+	}
 	var hrs helmv2.HelmReleaseList
 	if err := r.List(ctx, &hrs); err != nil {
 		return fmt.Errorf("listing HelmReleases: %w", err)
@@ -121,7 +152,7 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	// keep holds (namespace/release, entry) pairs whose values were unreadable.
 	keep := map[string]bool{}
 	var matched int32
-	var invalidErrs []error
+	var problems []problem
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
 		ok, err := sourceSelects(src, hr)
@@ -132,28 +163,30 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			continue
 		}
 		matched++
-		accts, invalid, err := desiredAccounts(src, hr)
-		if errors.Is(err, errUnsupportedSource) {
+		d, err := desiredAccounts(src, hr, held[hr.Namespace+"/"+hr.Name])
+		if err != nil {
 			return err
 		}
-		if err != nil {
-			invalidErrs = append(invalidErrs, err)
-		}
-		for _, e := range invalid {
+		problems = append(problems, d.problems...)
+		for _, e := range d.invalid {
 			keep[hr.Namespace+"/"+hr.Name+"/"+strconv.Itoa(e)] = true
 		}
-		for _, a := range accts {
+		for _, a := range d.accounts {
+			key := client.ObjectKeyFromObject(a)
+			if other, taken := desired[key]; taken {
+				problems = append(problems, problem{credv1.UsernameRefusedReason, fmt.Sprintf(
+					"HelmRelease %s/%s: username %s has the account name %s of release %s; no account is created for it",
+					hr.Namespace, hr.Name, quoteKey(a.Spec.Username), a.Name, other.Spec.Release)})
+				continue
+			}
 			r.Shard.Stamp(a, hr)
-			desired[client.ObjectKeyFromObject(a)] = a
+			desired[key] = a
 		}
 	}
 	src.Status.MatchedReleases = matched
 
-	var existing credv1.CredentialAccountList
-	if err := r.List(ctx, &existing, client.MatchingLabels{credv1.SourceLabel: src.Name}); err != nil {
-		return fmt.Errorf("listing generated accounts: %w", err)
-	}
 	var count int32
+	var errs []error
 	for i := range existing.Items {
 		cur := &existing.Items[i]
 		want, ok := desired[client.ObjectKeyFromObject(cur)]
@@ -169,41 +202,110 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 				}
 				continue
 			}
-			if err := r.Delete(ctx, cur); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err)
+			if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err))
 			}
 			continue
 		}
 		delete(desired, client.ObjectKeyFromObject(cur))
-		count++
-		if equality.Semantic.DeepEqual(cur.Spec.Format, want.Spec.Format) && cur.Spec.Owner == want.Spec.Owner &&
-			equality.Semantic.DeepEqual(cur.Spec.SecretLabels, want.Spec.SecretLabels) &&
-			equality.Semantic.DeepEqual(cur.Spec.ValuesFrom, want.Spec.ValuesFrom) {
+		if p := conflict(cur, want); p != nil {
+			problems = append(problems, *p)
 			continue
 		}
-		before := cur.DeepCopy()
-		cur.Spec.Format, cur.Spec.Owner, cur.Spec.SecretLabels, cur.Spec.ValuesFrom =
-			want.Spec.Format, want.Spec.Owner, want.Spec.SecretLabels, want.Spec.ValuesFrom
-		if err := r.Patch(ctx, cur, client.MergeFrom(before), client.FieldOwner(CredentialFieldOwner)); err != nil {
-			return fmt.Errorf("updating account %s/%s: %w", cur.Namespace, cur.Name, err)
+		count++
+		if err := r.update(ctx, cur, want); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, a := range desired {
-		err := r.Create(ctx, a, client.FieldOwner(CredentialFieldOwner))
-		if apierrors.IsAlreadyExists(err) {
-			// Created meanwhile, or held by another shard.
-			err = r.takeOver(ctx, a)
+		p, err := r.create(ctx, src, a)
+		switch {
+		case p != nil:
+			problems = append(problems, *p)
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			count++
 		}
-		if err != nil {
-			return fmt.Errorf("creating account %s/%s: %w", a.Namespace, a.Name, err)
-		}
-		count++
 	}
 	src.Status.Accounts = count
-	if len(invalidErrs) > 0 {
-		return &invalidValuesError{err: errors.Join(invalidErrs...)}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return &refusedError{problems: problems}
 	}
 	return nil
+}
+
+// conflict reports an account the source may not bring in line with want:
+// created for another entry, username, release or owner, or of another
+// format (owner and format are immutable). It is left as it is.
+func conflict(cur, want *credv1.CredentialAccount) *problem {
+	var why string
+	switch {
+	case cur.Spec.Release != want.Spec.Release || cur.Spec.Username != want.Spec.Username ||
+		cur.Labels[entryLabel] != want.Labels[entryLabel] || cur.Labels[credv1.SourceLabel] != want.Labels[credv1.SourceLabel]:
+		why = fmt.Sprintf("it was not created for username %s of sources[%s]", quoteKey(want.Spec.Username), want.Labels[entryLabel])
+	case cur.GetOwner() != want.GetOwner():
+		why = fmt.Sprintf("its owner is %s, the source's is %s, and the owner of an account never changes", cur.GetOwner(), want.GetOwner())
+	case !equality.Semantic.DeepEqual(cur.Spec.Format, want.Spec.Format):
+		why = fmt.Sprintf("its format is %s, the source's is %s, and the format of an account never changes", cur.Spec.Format.Name, want.Spec.Format.Name)
+	default:
+		return nil
+	}
+	return &problem{credv1.AccountConflictReason, fmt.Sprintf(
+		"CredentialAccount %s/%s is left as it is: %s; delete it to have the source create its own", cur.Namespace, cur.Name, why)}
+}
+
+// update brings the mutable part of a generated account (Secret labels,
+// valuesFrom) in line with the source.
+func (r *AccountSourceReconciler) update(ctx context.Context, cur, want *credv1.CredentialAccount) error {
+	if equality.Semantic.DeepEqual(cur.Spec.SecretLabels, want.Spec.SecretLabels) &&
+		equality.Semantic.DeepEqual(cur.Spec.ValuesFrom, want.Spec.ValuesFrom) {
+		return nil
+	}
+	before := cur.DeepCopy()
+	cur.Spec.SecretLabels, cur.Spec.ValuesFrom = want.Spec.SecretLabels, want.Spec.ValuesFrom
+	if err := r.Patch(ctx, cur, client.MergeFrom(before), client.FieldOwner(CredentialFieldOwner)); err != nil {
+		return fmt.Errorf("updating account %s/%s: %w", cur.Namespace, cur.Name, err)
+	}
+	return nil
+}
+
+// create creates a derived account. An account of its name that the source
+// did not create for the same entry is a conflict and is never adopted; a
+// refusal of the API server (an invalid username) is a problem of its
+// release alone.
+func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.AccountSource, a *credv1.CredentialAccount) (*problem, error) {
+	err := r.Create(ctx, a, client.FieldOwner(CredentialFieldOwner))
+	switch {
+	case err == nil:
+		return nil, nil
+	case apierrors.IsAlreadyExists(err):
+		var cur credv1.CredentialAccount
+		if err := r.reader().Get(ctx, client.ObjectKeyFromObject(a), &cur); err != nil {
+			return nil, fmt.Errorf("reading account %s/%s: %w", a.Namespace, a.Name, err)
+		}
+		if p := conflict(&cur, a); p != nil {
+			return p, nil
+		}
+		// Created meanwhile, or held by another shard.
+		return nil, r.takeOver(ctx, a)
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
+		return &problem{credv1.UsernameRefusedReason, fmt.Sprintf("HelmRelease %s/%s: account %s for username %s was refused: %s",
+			a.Namespace, a.Spec.Release, a.Name, quoteKey(a.Spec.Username), apierrors.ReasonForError(err))}, nil
+	}
+	return nil, fmt.Errorf("creating account %s/%s: %w", a.Namespace, a.Name, err)
+}
+
+// reader reads uncached when it can: an account just created elsewhere may
+// not be in the cache yet.
+func (r *AccountSourceReconciler) reader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 // SetupWithManager registers the reconciler: sources are re-derived when a

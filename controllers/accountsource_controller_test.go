@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,4 +125,47 @@ func TestUnbuiltSourceKindsAreRefused(t *testing.T) {
 		return conditions.GetReason(src, meta.StalledCondition)
 	}, 20*time.Second, 100*time.Millisecond).Should(Equal(credv1.UnsupportedSourceKindReason))
 	g.Expect(usernamesOf(g, ns, src.Name)).To(BeEmpty())
+}
+
+// One tenant's values cannot fail another's accounts: a refused key (too
+// long for a username, or mapping to the Secret of another key) is reported
+// and the rest of every release is derived.
+func TestARefusedValuesKeyIsReportedAndTheOtherReleasesAreDerived(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	src := &credv1.AccountSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "users-" + ns},
+		Spec: credv1.AccountSourceSpec{
+			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": ns}},
+			Sources: []credv1.AccountSourceEntry{{Kind: credv1.SourceValuesMap, ValuesMap: &credv1.ValuesMapSource{Path: "users"},
+				Template: credv1.AccountTemplate{Format: credv1.Format{Name: "mysql-native"}}}},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, src)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), src) })
+	long := strings.Repeat("x", 129)
+	newHelmRelease(t, ns, "a", "mariadb", map[string]string{"app": ns})
+	setValues(g, ns, "a", `{"users":{"App_User":{},"app.user":{},"`+long+`":{},"ok":{}}}`)
+	newHelmRelease(t, ns, "b", "mariadb", map[string]string{"app": ns})
+	setValues(g, ns, "b", `{"users":{"x":{}}}`)
+
+	g.Eventually(func() []string { return usernamesOf(g, ns, src.Name) }, 20*time.Second, 100*time.Millisecond).
+		Should(Equal([]string{"App_User", "ok", "x"}))
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(src), src)).To(Succeed())
+		g.Expect(conditions.GetReason(src, meta.ReadyCondition)).To(Equal(credv1.UsernameRefusedReason))
+		msg := conditions.GetMessage(src, meta.ReadyCondition)
+		g.Expect(msg).To(ContainSubstring(`username "app.user" (sources[0]) maps to Secret a.app-user.account of username "App_User"`))
+		g.Expect(msg).To(ContainSubstring("a username has 1 to 128 characters"))
+		g.Expect(src.Status.Accounts).To(Equal(int32(3)))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	accountWith(g, ns, "a-app-user", accountReady)
+	accountWith(g, ns, "b-x", accountReady)
+
+	// A key added later that sorts first does not displace the account
+	// already holding the name.
+	setValues(g, ns, "a", `{"users":{"APP_USER":{},"App_User":{},"ok":{}}}`)
+	g.Consistently(func() []string { return usernamesOf(g, ns, src.Name) }, 2*time.Second, 200*time.Millisecond).
+		Should(Equal([]string{"App_User", "ok", "x"}))
 }

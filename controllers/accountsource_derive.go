@@ -17,8 +17,6 @@ limitations under the License.
 package controllers
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +26,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
@@ -36,9 +35,6 @@ import (
 
 // errUnsupportedSource refuses source kinds that are named in the API but not built.
 var errUnsupportedSource = errors.New("source kind is not supported yet")
-
-// errInvalidValues marks a release whose values cannot be read for an entry.
-var errInvalidValues = errors.New("invalid values")
 
 // sourceSelects reports whether the AccountSource applies to the release.
 func sourceSelects(src *credv1.AccountSource, hr *helmv2.HelmRelease) (bool, error) {
@@ -57,13 +53,44 @@ func sourceSelects(src *credv1.AccountSource, hr *helmv2.HelmRelease) (bool, err
 	return src.Spec.Chart != "" || src.Spec.ReleaseSelector != nil, nil
 }
 
-// desiredAccounts derives the CredentialAccounts of one release. A release
-// whose values cannot be read for an entry returns errInvalidValues with the
-// accounts of the other entries; the caller keeps that entry's accounts.
-func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease) (map[string]*credv1.CredentialAccount, []int, error) {
-	out := map[string]*credv1.CredentialAccount{}
-	var invalid []int
-	var errs []error
+// derivation is what an AccountSource derives from one release.
+type derivation struct {
+	// accounts by object name.
+	accounts map[string]*credv1.CredentialAccount
+	// invalid lists the entries whose values could not be read: their
+	// existing accounts are kept.
+	invalid []int
+	// problems are the release's refused usernames and unreadable values.
+	problems []problem
+}
+
+// problem is one thing an AccountSource could not do for one release.
+type problem struct {
+	reason  string
+	message string
+}
+
+func (p problem) Error() string { return p.message }
+
+// usernameCandidate is one username an entry derives.
+type usernameCandidate struct {
+	entry    int
+	username string
+	platform bool
+	held     bool
+}
+
+// desiredAccounts derives the CredentialAccounts of one release. Usernames
+// are compared as their account Secret names (after the DNS mapping): two
+// that map to one name cannot both have an account. A platform entry's
+// username is reserved first; then a username whose account exists already
+// for the same entry (held: "<entry>/<username>") keeps it; then the first
+// by entry and username. Every other username mapping to a taken name is
+// refused (UsernameRefused), so a tenant's values key can never displace,
+// rename or take over a platform account or another key's account.
+func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, held map[string]bool) (*derivation, error) {
+	d := &derivation{accounts: map[string]*credv1.CredentialAccount{}}
+	var cands []usernameCandidate
 	for i, entry := range src.Spec.Sources {
 		var usernames []string
 		switch entry.Kind {
@@ -72,24 +99,72 @@ func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease) (map[str
 		case credv1.SourceValuesMap:
 			keys, err := valuesMapKeys(hr, entry.ValuesMap.Path)
 			if err != nil {
-				invalid = append(invalid, i)
-				errs = append(errs, fmt.Errorf("%w: HelmRelease %s/%s: %w", errInvalidValues, hr.Namespace, hr.Name, err))
+				d.invalid = append(d.invalid, i)
+				d.problems = append(d.problems, problem{credv1.InvalidValuesReason,
+					fmt.Sprintf("HelmRelease %s/%s: %s", hr.Namespace, hr.Name, err.Error())})
 				continue
 			}
 			usernames = keys
 		default:
-			return nil, nil, fmt.Errorf("%w: sources[%d] is %s; built: ValuesMap, Static", errUnsupportedSource, i, entry.Kind)
+			return nil, fmt.Errorf("%w: sources[%d] is %s; built: ValuesMap, Static", errUnsupportedSource, i, entry.Kind)
 		}
 		for _, u := range usernames {
-			a := deriveAccount(src, hr, i, entry.Template, u)
-			if _, taken := out[a.Name]; taken {
-				sum := sha256.Sum256([]byte(u))
-				a.Name += "-" + hex.EncodeToString(sum[:])[:8]
-			}
-			out[a.Name] = a
+			cands = append(cands, usernameCandidate{entry: i, username: u,
+				platform: entry.Template.Owner == credv1.OwnerPlatform, held: held[fmt.Sprintf("%d/%s", i, u)]})
 		}
 	}
-	return out, invalid, errors.Join(errs...)
+	sort.SliceStable(cands, func(a, b int) bool {
+		if cands[a].platform != cands[b].platform {
+			return cands[a].platform
+		}
+		return cands[a].held && !cands[b].held
+	})
+	taken := map[string]usernameCandidate{}
+	for _, c := range cands {
+		a := deriveAccount(src, hr, c.entry, src.Spec.Sources[c.entry].Template, c.username)
+		if err := validDerivedUsername(c.username, a.Name); err != nil {
+			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason,
+				fmt.Sprintf("HelmRelease %s/%s: username %s (sources[%d]) is refused: %s", hr.Namespace, hr.Name, quoteKey(c.username), c.entry, err.Error())})
+			continue
+		}
+		secret := account.SecretName(hr.Name, c.username)
+		if first, ok := taken[secret]; ok {
+			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason,
+				fmt.Sprintf("HelmRelease %s/%s: username %s (sources[%d]) maps to Secret %s of username %s (sources[%d]%s); no account is created for it",
+					hr.Namespace, hr.Name, quoteKey(c.username), c.entry, secret, quoteKey(first.username), first.entry, ownerNote(first))})
+			continue
+		}
+		taken[secret] = c
+		d.accounts[a.Name] = a
+	}
+	return d, nil
+}
+
+func ownerNote(c usernameCandidate) string {
+	if c.platform {
+		return ", owned by the platform"
+	}
+	return ""
+}
+
+// quoteKey quotes a username taken from values for a message, shortened.
+func quoteKey(u string) string {
+	if len(u) > 64 {
+		u = u[:64] + "..."
+	}
+	return fmt.Sprintf("%q", u)
+}
+
+// validDerivedUsername refuses a username the CRD would refuse, or whose
+// account name cannot be an object name, before asking the API server.
+func validDerivedUsername(username, accountName string) error {
+	if username == "" || len(username) > 128 {
+		return errors.New("a username has 1 to 128 characters")
+	}
+	if errs := validation.IsDNS1123Subdomain(accountName); len(errs) > 0 {
+		return fmt.Errorf("its account name %s is not valid: %s", accountName, strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // entryLabel records which entry of the source derived an account.

@@ -30,6 +30,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -175,21 +176,73 @@ func (r *CredentialAccountReconciler) format(acct *credv1.CredentialAccount) (ve
 	return f, nil
 }
 
-// checkAccountCollision refuses an account whose Secret name another
-// account of the namespace maps to.
+// checkAccountCollision refuses an account whose Secret name another live
+// account of the namespace maps to, unless it is the one that keeps the
+// Secret: the account whose UID the Secret carries, else a platform account,
+// else the oldest (then the first by name). A tenant's account can thus
+// never displace a platform account or an account already holding its
+// Secret, whatever it is named or whenever it is created.
 func (r *CredentialAccountReconciler) checkAccountCollision(ctx context.Context, acct *credv1.CredentialAccount) error {
 	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
 	var list credv1.CredentialAccountList
 	if err := r.List(ctx, &list, client.InNamespace(acct.Namespace), client.MatchingFields{accountSecretIndex: name}); err != nil {
 		return fmt.Errorf("listing accounts: %w", err)
 	}
-	for _, other := range list.Items {
-		if other.Name != acct.Name && other.DeletionTimestamp.IsZero() {
-			return reconcile.NewStalling(credv1.AccountCollisionReason,
-				"accounts %s and %s both map to Secret %s; rename one of the usernames", acct.Name, other.Name, name)
+	candidates := []*credv1.CredentialAccount{acct}
+	for i := range list.Items {
+		if other := &list.Items[i]; other.UID != acct.UID && other.DeletionTimestamp.IsZero() {
+			candidates = append(candidates, other)
 		}
 	}
-	return nil
+	if len(candidates) == 1 {
+		return nil
+	}
+	s := &metav1.PartialObjectMetadata{}
+	s.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: name}, s); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading Secret %s: %w", name, err)
+	}
+	keeper := collisionKeeper(candidates, func(a *credv1.CredentialAccount) bool {
+		return r.AccountKeys.BelongsTo(s, a.UID)
+	})
+	if keeper.UID == acct.UID {
+		return nil
+	}
+	return reconcile.NewStalling(credv1.AccountCollisionReason,
+		"accounts %s and %s both map to Secret %s, which stays %s's; rename the username of %s",
+		acct.Name, keeper.Name, name, keeper.Name, acct.Name)
+}
+
+// collisionKeeper picks, among accounts that map to one Secret, the one
+// that keeps it: the holder, else a platform account, else the oldest, else
+// the first by name.
+func collisionKeeper(candidates []*credv1.CredentialAccount, holds func(*credv1.CredentialAccount) bool) *credv1.CredentialAccount {
+	rank := func(a *credv1.CredentialAccount) int {
+		switch {
+		case holds(a):
+			return 0
+		case a.GetOwner() == credv1.OwnerPlatform:
+			return 1
+		}
+		return 2
+	}
+	best := candidates[0]
+	for _, c := range candidates[1:] {
+		rc, rb := rank(c), rank(best)
+		switch {
+		case rc != rb:
+			if rc < rb {
+				best = c
+			}
+		case !c.CreationTimestamp.Equal(&best.CreationTimestamp):
+			if c.CreationTimestamp.Before(&best.CreationTimestamp) {
+				best = c
+			}
+		case c.Name < best.Name:
+			best = c
+		}
+	}
+	return best
 }
 
 // recordSecret copies the Secret's name, origin and history into the status.
@@ -227,8 +280,8 @@ func (r *CredentialAccountReconciler) fail(acct *credv1.CredentialAccount, condT
 // goes with the HelmRelease, by garbage collection.)
 func needsFinalizer(*credv1.CredentialAccount) bool { return true }
 
-// finalize removes the account's valuesFrom entry, its Secret (when credo
-// wrote it) and a platform account's kept password: an account removed from
+// finalize removes the account's valuesFrom entry, its Secret and a platform
+// account's kept password, each only when it carries the account's UID: an account removed from
 // Git or from a values map leaves no credential behind.
 func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1.CredentialAccount) error {
 	if !controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
@@ -240,25 +293,24 @@ func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1
 	if err := r.deleteAccountSecret(ctx, acct); err != nil {
 		return err
 	}
-	kept := &corev1.Secret{}
-	kept.Name, kept.Namespace = PlatformSecretName(acct), r.PlatformNamespace
-	if err := r.Delete(ctx, kept); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting the kept platform password: %w", err)
+	if err := r.deleteKept(ctx, acct); err != nil {
+		return err
 	}
 	before := acct.DeepCopy()
 	controllerutil.RemoveFinalizer(acct, CredentialFinalizer)
 	return r.Patch(ctx, acct, client.MergeFrom(before))
 }
 
-// deleteAccountSecret deletes the account Secret if credo wrote it, with a
-// UID precondition so a Secret recreated meanwhile is left alone.
+// deleteAccountSecret deletes the account Secret if it carries the account's
+// UID, with a UID precondition so a Secret recreated meanwhile is left alone.
+// A Secret of another account that maps to the same name is never deleted.
 func (r *CredentialAccountReconciler) deleteAccountSecret(ctx context.Context, acct *credv1.CredentialAccount) error {
 	var s corev1.Secret
 	key := client.ObjectKey{Namespace: acct.Namespace, Name: account.SecretName(acct.Spec.Release, acct.Spec.Username)}
 	if err := r.APIReader.Get(ctx, key, &s); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !ownedBy(&s, CredentialFieldOwner) || s.Labels[r.AccountKeys.Account] != labelValue(acct.Name) {
+	if !ownedBy(&s, CredentialFieldOwner) || !r.AccountKeys.BelongsTo(&s, acct.UID) {
 		return nil
 	}
 	if err := r.Delete(ctx, &s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {

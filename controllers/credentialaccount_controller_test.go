@@ -128,17 +128,6 @@ func TestForeignSecretAtTheAccountNameIsNeverWritten(t *testing.T) {
 	g.Expect(got.ResourceVersion).To(Equal(foreign.ResourceVersion))
 }
 
-func TestTwoUsernamesMappingToOneSecretAreBothRefused(t *testing.T) {
-	g := NewWithT(t)
-	ns := newTestNamespace(t)
-	newHelmRelease(t, ns, "db", "mariadb", nil)
-	newAccount(t, ns, "one", "db", "App_User", "mysql-native")
-	newAccount(t, ns, "two", "db", "app.user", "mysql-native")
-
-	accountWith(g, ns, "two", accountReason(credv1.SecretFailedCondition, credv1.AccountCollisionReason))
-	accountWith(g, ns, "one", accountReason(credv1.SecretFailedCondition, credv1.AccountCollisionReason))
-}
-
 func TestUnknownOrUnbuiltFormatsAreRefused(t *testing.T) {
 	g := NewWithT(t)
 	ns := newTestNamespace(t)

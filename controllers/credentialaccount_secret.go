@@ -55,8 +55,10 @@ const CredentialFieldOwner = account.FieldOwner
 const controllerIdentity = "credo-credential-controller"
 
 // ensureSecret creates the account Secret (NotIssued, or Generated for a
-// platform account), or brings the metadata of an existing one of ours up to
-// date without touching its password. A foreign Secret is never written.
+// platform account), or brings the metadata of an existing one of this
+// account up to date without touching its password; a platform account's
+// stored verifier is checked against the kept password. A foreign Secret,
+// or one that belongs to another account, is never written.
 func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format) (*corev1.Secret, error) {
 	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
 	var cur corev1.Secret
@@ -71,21 +73,34 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 		return nil, reconcile.NewStalling(credv1.NameCollisionReason,
 			"Secret %s exists and was not created by credo; it is left untouched", name)
 	}
-	if acct.GetOwner() == credv1.OwnerPlatform && acct.Spec.Rotate != "" && acct.Spec.Rotate != cur.Annotations[r.AccountKeys.Rotate] {
-		if err := r.rotatePlatform(ctx, acct, &cur, f); err != nil {
+	if !r.holds(acct, &cur) {
+		return nil, reconcile.NewStalling(credv1.AccountCollisionReason,
+			"Secret %s belongs to another CredentialAccount; it is left untouched", name)
+	}
+	if acct.GetOwner() == credv1.OwnerPlatform {
+		if err := r.checkPlatform(ctx, acct, &cur, f); err != nil {
 			return nil, err
 		}
-		return &cur, nil
 	}
 	next := cur.DeepCopy()
 	r.stampMetadata(acct, hr, next)
-	if metadataEqual(&cur, next) {
+	if metadataEqual(&cur, next, r.AccountKeys.AccountUID) {
 		return &cur, nil
 	}
 	if err := r.Update(ctx, next, client.FieldOwner(CredentialFieldOwner)); err != nil {
 		return nil, fmt.Errorf("updating Secret %s: %w", name, err)
 	}
 	return next, nil
+}
+
+// holds reports whether the account Secret s belongs to acct: it carries
+// acct's UID, or (a Secret written before UIDs were recorded) no UID and the
+// account label of acct's name, in which case stampMetadata records the UID.
+func (r *CredentialAccountReconciler) holds(acct *credv1.CredentialAccount, s *corev1.Secret) bool {
+	if r.AccountKeys.Claimed(s) {
+		return r.AccountKeys.BelongsTo(s, acct.UID)
+	}
+	return s.Labels[r.AccountKeys.Account] == labelValue(acct.Name)
 }
 
 func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format, name string) (*corev1.Secret, error) {
@@ -109,11 +124,11 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 		Type:       corev1.SecretTypeBasicAuth,
 		Data:       map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username), credv1.PasswordKey: []byte(stored)},
 	}
-	r.stampMetadata(acct, hr, s)
 	s.Annotations = map[string]string{
 		r.AccountKeys.Origin:  string(origin),
 		r.AccountKeys.History: account.History(nil).Append(origin, controllerIdentity, r.now()).String(),
 	}
+	r.stampMetadata(acct, hr, s)
 	if origin == credv1.OriginGenerated && acct.Spec.Rotate != "" {
 		// A fresh password already answers the current rotation request.
 		s.Annotations[r.AccountKeys.Rotate] = acct.Spec.Rotate
@@ -131,8 +146,10 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 }
 
 // stampMetadata sets what credo owns on an account Secret besides its data
-// and annotations: labels and the owner reference to the HelmRelease.
+// and its record: labels, the account's UID and the owner reference to the
+// HelmRelease.
 func (r *CredentialAccountReconciler) stampMetadata(acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) {
+	r.AccountKeys.Stamp(s, acct.UID)
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}
@@ -149,8 +166,9 @@ func (r *CredentialAccountReconciler) stampMetadata(acct *credv1.CredentialAccou
 	}}
 }
 
-func metadataEqual(a, b *corev1.Secret) bool {
-	if len(a.Labels) != len(b.Labels) || len(a.OwnerReferences) != len(b.OwnerReferences) {
+func metadataEqual(a, b *corev1.Secret, uidKey string) bool {
+	if len(a.Labels) != len(b.Labels) || len(a.OwnerReferences) != len(b.OwnerReferences) ||
+		a.Annotations[uidKey] != b.Annotations[uidKey] {
 		return false
 	}
 	for k, v := range b.Labels {
@@ -174,68 +192,6 @@ func ownedBy(o metav1.Object, manager string) bool {
 		}
 	}
 	return false
-}
-
-// rotatePlatform generates a new password for a platform account, keeps it,
-// and writes its verifier with the resourceVersion read as precondition.
-func (r *CredentialAccountReconciler) rotatePlatform(ctx context.Context, acct *credv1.CredentialAccount, cur *corev1.Secret, f verifier.Format) error {
-	password, err := account.GeneratePassword()
-	if err != nil {
-		return err
-	}
-	stored, err := f.Verifier(acct.Spec.Username, password)
-	if err != nil {
-		return reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
-	}
-	// Keep the new password first: a lost account write leaves a kept
-	// password nobody uses, never an account nobody can recover.
-	if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
-		return err
-	}
-	cur.Data[credv1.PasswordKey] = []byte(stored)
-	if cur.Annotations == nil {
-		cur.Annotations = map[string]string{}
-	}
-	cur.Annotations[r.AccountKeys.Origin] = string(credv1.OriginGenerated)
-	cur.Annotations[r.AccountKeys.Rotate] = acct.Spec.Rotate
-	cur.Annotations[r.AccountKeys.History] = account.ParseHistory(cur.Annotations[r.AccountKeys.History]).
-		Append(credv1.OriginGenerated, controllerIdentity, r.now()).String()
-	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
-		return fmt.Errorf("rotating Secret %s: %w", cur.Name, err)
-	}
-	metrics.AccountRotated(acct.Namespace)
-	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.RotatedReason, eventActionAccount,
-		"rotated the platform password of %s (rotate=%s)", cur.Name, acct.Spec.Rotate)
-	return nil
-}
-
-// PlatformSecretName is where a platform account's plaintext is kept, in
-// the platform namespace: <namespace>.<account secret name>.
-func PlatformSecretName(acct *credv1.CredentialAccount) string {
-	name := acct.Namespace + "." + account.SecretName(acct.Spec.Release, acct.Spec.Username)
-	if len(name) <= 253 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return strings.TrimRight(name[:230], "-.") + "-" + hex.EncodeToString(sum[:])[:12] + credv1.AccountSecretSuffix
-}
-
-// keepPlatformPassword writes a platform account's plaintext into the
-// platform namespace, which no tenant can read.
-func (r *CredentialAccountReconciler) keepPlatformPassword(ctx context.Context, acct *credv1.CredentialAccount, password string) error {
-	s := &corev1.Secret{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: PlatformSecretName(acct), Namespace: r.PlatformNamespace,
-			Labels: map[string]string{r.AccountKeys.Account: labelValue(acct.Namespace + "." + acct.Name)},
-		},
-		Type: corev1.SecretTypeBasicAuth,
-		Data: map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username), credv1.PasswordKey: []byte(password)},
-	}
-	if err := r.Patch(ctx, s, client.Apply, client.FieldOwner(CredentialFieldOwner), client.ForceOwnership); err != nil { //nolint:staticcheck // typed apply of a whole object we own
-		return fmt.Errorf("keeping the platform password in %s/%s: %w", r.PlatformNamespace, s.Name, err)
-	}
-	return nil
 }
 
 func (r *CredentialAccountReconciler) now() time.Time {

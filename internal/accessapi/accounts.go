@@ -42,12 +42,19 @@ var accountsResource = accessv1.GroupVersion.WithResource("accounts").GroupResou
 // Account returns the view of the CredentialAccount name in namespace.
 // It reads the account Secret's metadata only: the password is never read.
 func (o *Operations) Account(ctx context.Context, namespace, name string) (*accessv1.Account, error) {
+	if err := validAccountName(name); err != nil {
+		return nil, err
+	}
 	var acct credv1.CredentialAccount
 	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &acct); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, apierrors.NewNotFound(accountsResource, name)
 		}
 		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", name, err))
+	}
+	if acct.GetOwner() == credv1.OwnerPlatform {
+		// Platform accounts are not the tenant's to see: answered as absent.
+		return nil, apierrors.NewNotFound(accountsResource, name)
 	}
 	s := secretMetadata()
 	secretName := account.SecretName(acct.Spec.Release, acct.Spec.Username)
@@ -94,7 +101,8 @@ func (o *Operations) Accounts(ctx context.Context, namespace string, lsel labels
 	out := &accessv1.AccountList{ListMeta: metav1.ListMeta{ResourceVersion: accts.ResourceVersion}}
 	for i := range accts.Items {
 		a := &accts.Items[i]
-		if fsel != nil && !fsel.Matches(fields.Set{"metadata.name": a.Name, "metadata.namespace": a.Namespace}) {
+		if a.GetOwner() == credv1.OwnerPlatform ||
+			(fsel != nil && !fsel.Matches(fields.Set{"metadata.name": a.Name, "metadata.namespace": a.Namespace})) {
 			continue
 		}
 		key := client.ObjectKey{Namespace: a.Namespace, Name: account.SecretName(a.Spec.Release, a.Spec.Username)}
@@ -112,8 +120,9 @@ func secretMetadata() *metav1.PartialObjectMetadata {
 
 // view builds the Account of acct; s is the metadata of its Secret, nil
 // when missing. The record (origin, history) is read from a Secret credo
-// wrote, as the controller does; otherwise from the account's status. A
-// Secret credo did not write shows no resourceVersion: a mint refuses it.
+// wrote for this account (it carries the account's UID), as the controller
+// does; otherwise from the account's status. Any other Secret shows no
+// resourceVersion: a mint refuses it. Platform accounts have no view.
 func (o *Operations) view(acct *credv1.CredentialAccount, s *metav1.PartialObjectMetadata) *accessv1.Account {
 	v := &accessv1.Account{
 		ObjectMeta: metav1.ObjectMeta{
@@ -134,7 +143,7 @@ func (o *Operations) view(acct *credv1.CredentialAccount, s *metav1.PartialObjec
 	}
 	v.SetGroupVersionKind(accessv1.GroupVersion.WithKind("Account"))
 	origin, history := acct.Status.Origin, acct.Status.History
-	if s != nil && managedByController(s.ManagedFields) {
+	if s != nil && managedByController(s.ManagedFields) && o.Keys.BelongsTo(s, acct.UID) {
 		v.Status.SecretResourceVersion = s.ResourceVersion
 		origin = credv1.Origin(s.Annotations[o.Keys.Origin])
 		history = account.ParseHistory(s.Annotations[o.Keys.History])

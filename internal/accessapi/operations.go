@@ -24,13 +24,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,6 +123,10 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 		return nil, apierrors.NewForbidden(gr, spec.Account, errors.New(
 			"the account is owned by the platform: credo generates and keeps its password, and no tenant can mint or revoke it"))
 	}
+	if c := unsafeToWrite(acct); c != nil {
+		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
+			"the account's Secret is not safe to write (%s: %s)", c.Reason, c.Message))
+	}
 	if acct.GetFormatKind() != credv1.FormatBuiltIn {
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account's format kind %s is not supported", acct.GetFormatKind()))
 	}
@@ -138,6 +145,10 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 	}
 	if !ownedByController(&s) {
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("Secret %s was not created by credo; it is never written", name))
+	}
+	if !o.Keys.BelongsTo(&s, acct.UID) {
+		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
+			"Secret %s does not carry this account's identity: another account holds it, or the controller has not recorded this one yet; wait for the CredentialAccount to be Ready", name))
 	}
 	if spec.ResourceVersion != "" && spec.ResourceVersion != s.ResourceVersion {
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
@@ -181,6 +192,9 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 // received it (the watch's delay, milliseconds), as a change of RBAC applies
 // after the authorizer's cache expires.
 func (o *Operations) account(ctx context.Context, namespace, name string) (*credv1.CredentialAccount, error) {
+	if err := validAccountName(name); err != nil {
+		return nil, err
+	}
 	var acct credv1.CredentialAccount
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	if o.AccountReader != nil {
@@ -195,6 +209,28 @@ func (o *Operations) account(ctx context.Context, namespace, name string) (*cred
 		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", name, err))
 	}
 	return &acct, nil
+}
+
+// validAccountName refuses, with 400, a name no CredentialAccount can have.
+func validAccountName(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return apierrors.NewBadRequest(fmt.Sprintf("%q is not a CredentialAccount name: %s", name, strings.Join(errs, "; ")))
+	}
+	return nil
+}
+
+// unsafeToWrite returns the condition of an account whose Secret must not
+// be written: one in collision with another account or a foreign Secret.
+func unsafeToWrite(acct *credv1.CredentialAccount) *metav1.Condition {
+	c := conditions.Get(acct, credv1.SecretFailedCondition)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return nil
+	}
+	switch c.Reason {
+	case credv1.AccountCollisionReason, credv1.NameCollisionReason, credv1.KeptPasswordCollisionReason:
+		return c
+	}
+	return nil
 }
 
 func ownedByController(s *corev1.Secret) bool { return managedByController(s.ManagedFields) }

@@ -19,7 +19,6 @@ package accessapi_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
@@ -68,31 +67,37 @@ func TestForeignSecretIsNeverWritten(t *testing.T) {
 	g.Expect(secretOf(g, ns, foreign.Name).ResourceVersion).To(Equal(foreign.ResourceVersion), "nothing was written")
 }
 
-// The account comes from the manager's cache: a change of owner applies to
-// the mints that start once the cache has it.
-func TestOwnerChangeAppliesOnceCached(t *testing.T) {
+// An account never passes between the platform and a tenant, nor changes
+// format: both are refused at admission, and the account mints as before.
+func TestOwnerAndFormatAreImmutable(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	s := newAccount(t, ns, "db", "app", verifier.SHA256Hex, credv1.OwnerTenant)
+	newAccount(t, ns, "db", "app", verifier.SHA256Hex, credv1.OwnerTenant)
+	newAccount(t, ns, "ch", "root", verifier.SHA256Hex, credv1.OwnerPlatform)
 	c, _ := newMinter(t, ns)
+
+	for _, change := range []struct {
+		account, message string
+		mutate           func(*credv1.CredentialAccount)
+	}{
+		{"db", "owner is immutable", func(a *credv1.CredentialAccount) { a.Spec.Owner = credv1.OwnerPlatform }},
+		{"ch", "owner is immutable", func(a *credv1.CredentialAccount) { a.Spec.Owner = credv1.OwnerTenant }},
+		{"ch", "owner is immutable", func(a *credv1.CredentialAccount) { a.Spec.Owner = "" }},
+		{"db", "format is immutable", func(a *credv1.CredentialAccount) { a.Spec.Format.Name = verifier.Plain }},
+	} {
+		var acct credv1.CredentialAccount
+		g.Expect(platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: change.account}, &acct)).To(Succeed())
+		patch := client.MergeFrom(acct.DeepCopy())
+		change.mutate(&acct)
+		err := platform.Patch(ctx, &acct, patch)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: got %v", change.account, err)
+		g.Expect(err.Error()).To(ContainSubstring(change.message))
+	}
 	_, err := mint(ctx, c, ns, "db", "")
 	g.Expect(err).NotTo(HaveOccurred())
-
-	var acct credv1.CredentialAccount
-	g.Expect(platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &acct)).To(Succeed())
-	patch := client.MergeFrom(acct.DeepCopy())
-	acct.Spec.Owner = credv1.OwnerPlatform
-	g.Expect(platform.Patch(ctx, &acct, patch)).To(Succeed())
-
-	g.Eventually(func() error {
-		_, err := mint(ctx, c, ns, "db", "")
-		return err
-	}, 5*time.Second, 10*time.Millisecond).Should(Satisfy(apierrors.IsForbidden))
-	before := secretOf(g, ns, s.Name).ResourceVersion
-	_, err = mint(ctx, c, ns, "db", "")
+	_, err = mint(ctx, c, ns, "ch", "")
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "got %v", err)
-	g.Expect(secretOf(g, ns, s.Name).ResourceVersion).To(Equal(before), "nothing was written")
 }
 
 // notCached is a cache that holds no account yet.

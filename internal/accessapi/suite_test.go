@@ -122,7 +122,7 @@ func runSuite(m *testing.M) int {
 }
 
 // startCredentialController runs the CredentialAccountReconciler, so that
-// account Secrets are the controller's own. It returns the manager's cache,
+// account Secrets are the controller's own, and the AccountSourceReconciler. It returns the manager's cache,
 // which the access API reads CredentialAccounts from, as in
 // cmd/credential-controller.
 func startCredentialController(ctx context.Context) (client.Reader, error) {
@@ -148,6 +148,15 @@ func startCredentialController(ctx context.Context) (client.Reader, error) {
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up CredentialAccount controller: %w", err)
+	}
+	// AccountSources derive accounts from the values tenants edit: the
+	// takeover tests run them as the controller does.
+	if err := (&controllers.AccountSourceReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Metrics:   fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()),
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up AccountSource controller: %w", err)
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {

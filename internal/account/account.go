@@ -129,8 +129,14 @@ type Keys struct {
 	Origin string
 	// History annotation: JSON, the last ten operations.
 	History string
-	// Account label names the CredentialAccount a Secret belongs to.
+	// Account label names the CredentialAccount a Secret belongs to, for
+	// selection; it proves nothing (see AccountUID).
 	Account string
+	// AccountUID annotation holds the UID of the CredentialAccount an
+	// account Secret or a kept platform password belongs to. It is the
+	// proof of ownership every write and delete checks: names are derived
+	// from release and username, and two accounts can map to one name.
+	AccountUID string
 	// Rotate annotation records the spec.rotate value a platform password
 	// was last rotated for, on the Secret itself, so a stale cache can never
 	// rotate twice for one request.
@@ -139,5 +145,6 @@ type Keys struct {
 
 // NewKeys returns the keys under domain.
 func NewKeys(domain string) Keys {
-	return Keys{Origin: domain + "/origin", History: domain + "/history", Account: domain + "/account", Rotate: domain + "/rotate"}
+	return Keys{Origin: domain + "/origin", History: domain + "/history", Account: domain + "/account",
+		AccountUID: domain + "/account-uid", Rotate: domain + "/rotate"}
 }

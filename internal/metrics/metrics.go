@@ -73,6 +73,10 @@ var (
 		Help: "Accounts refused because their Secret name is taken by a foreign Secret or another account.",
 	}, []string{labelNamespace})
 
+	verifiersTampered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_credential_verifiers_tampered_total",
+		Help: "Platform account verifiers found not to match the password credo keeps, and repaired from it.",
+	}, []string{labelNamespace})
 	mints = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "credo_access_mints_total",
 		Help: "Passwords minted through the access API (each mint of an issued account is a rotation).",
@@ -104,7 +108,7 @@ var (
 func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		projectionsWritten, keysRefused, trustCollisions,
-		accountSecretsCreated, accountRotations, accountCollisions,
+		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered,
 		mints, revocations, accessRefused,
 		enrollments, renewals, enrollmentRefused,
 	}
@@ -131,6 +135,9 @@ func AccountRotated(namespace string) { accountRotations.WithLabelValues(namespa
 
 // AccountCollision counts an account refused because its Secret name is taken.
 func AccountCollision(namespace string) { accountCollisions.WithLabelValues(namespace).Inc() }
+
+// VerifierTampered counts a platform account verifier repaired from the kept password.
+func VerifierTampered(namespace string) { verifiersTampered.WithLabelValues(namespace).Inc() }
 
 // Minted counts a password minted through the access API.
 func Minted(namespace string) { mints.WithLabelValues(namespace).Inc() }

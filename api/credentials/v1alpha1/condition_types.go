@@ -53,8 +53,15 @@ const (
 	NameCollisionReason string = "NameCollision"
 
 	// AccountCollisionReason (SecretFailed): two accounts of the release map
-	// to the same Secret name. Neither is written until one is renamed.
+	// to the same Secret name. The account that holds the Secret keeps it
+	// (else a platform account, else the oldest); the others are refused,
+	// cannot be minted and delete nothing of the holder's.
 	AccountCollisionReason string = "AccountCollision"
+
+	// KeptPasswordCollisionReason (SecretFailed): the Secret that keeps a
+	// platform account's password in the platform namespace belongs to
+	// another account. It is never written.
+	KeptPasswordCollisionReason string = "KeptPasswordCollision"
 
 	// HelmReleaseNotFoundReason (SecretFailed): the release does not exist;
 	// the Secret would have no owner. Waits on the watch.
@@ -81,6 +88,15 @@ const (
 	// RotatedReason (Normal): a platform account's password was rotated.
 	RotatedReason string = "Rotated"
 
+	// VerifierTamperedReason (Warning): a platform account's stored verifier
+	// did not match the password credo keeps; it was repaired from the kept
+	// password. The event names the last writer of the Secret's password.
+	VerifierTamperedReason string = "VerifierTampered"
+
+	// KeptPasswordLostReason (Warning): the kept password of a platform
+	// account was missing; a new one was generated, kept and stored.
+	KeptPasswordLostReason string = "KeptPasswordLost"
+
 	// ValuesFromUpdatedReason (Normal): the HelmRelease's valuesFrom gained
 	// or lost the account's entry.
 	ValuesFromUpdatedReason string = "ValuesFromUpdated"
@@ -95,4 +111,19 @@ const (
 	// InvalidValuesReason (Ready=False): a selected release's values have no
 	// map at the entry's path; its other accounts are kept as they are.
 	InvalidValuesReason string = "InvalidValues"
+
+	// UsernameRefusedReason (Ready=False): a release derives a username the
+	// source cannot give an account: it maps (after the DNS mapping of
+	// account Secret names) to the username of a platform entry or of
+	// another entry's account, or it is not a valid username. The account is
+	// not created and the account already holding the name is untouched;
+	// the release's other accounts are kept and derived as usual.
+	UsernameRefusedReason string = "UsernameRefused"
+
+	// AccountConflictReason (Ready=False): an account exists under the name
+	// the source derives, but the source did not create it for the same
+	// entry, username and owner, or its format differs from the template's
+	// (format and owner are immutable). It is neither adopted nor changed;
+	// delete it to have the source create its own.
+	AccountConflictReason string = "AccountConflict"
 )

@@ -146,12 +146,16 @@ type CredentialAccountSpec struct {
 	// +required
 	Username string `json:"username"`
 
-	// Format says how the password is stored.
+	// Format says how the password is stored. Immutable: the stored
+	// verifier is only valid for the format it was computed in.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="format is immutable; delete and recreate the account to change it"
 	// +required
 	Format Format `json:"format"`
 
-	// Owner says who holds the password. Defaults to tenant.
+	// Owner says who holds the password. Defaults to tenant. Immutable: an
+	// account never passes between the platform and a tenant.
 	// +kubebuilder:default=tenant
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="owner is immutable; delete and recreate the account to change it"
 	// +optional
 	Owner AccountOwner `json:"owner,omitempty"`
 
