@@ -85,12 +85,12 @@ func mint(args []string, stdout io.Writer) error {
 	fs := pflag.NewFlagSet("mint", pflag.ContinueOnError)
 	cl := newCluster(fs)
 	output := fs.StringP("output", "o", "", "json, yaml or env; required when stdout is not a terminal")
-	rv := fs.String("resource-version", "", "fail with 409 unless the account Secret is at this resourceVersion")
+	version := bindVersionFlags(fs, "mint")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: kubectl credo mint <account> [-n namespace] [-o json|yaml|env]")
+		return errors.New("usage: kubectl credo mint <account> [-n namespace] [-o json|yaml|env] [--resource-version <version> | --force]")
 	}
 	if *output == "" && !isTerminal(stdout) {
 		return errors.New("stdout is not a terminal: pass -o json, yaml or env to print the password into a pipe or a file on purpose")
@@ -99,13 +99,17 @@ func mint(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m := &accessv1.Mint{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: *rv}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	rv, err := version.expected(ctx, c, ns, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	m := &accessv1.Mint{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: rv}}
 	// POST .../accounts/<account>/mint: the account is in the URL, so
 	// kube-apiserver's audit log names it.
 	if err := c.SubResource("mint").Create(ctx, accountRef(ns, fs.Arg(0)), m); err != nil {
-		return fmt.Errorf("minting %s/%s: %w", ns, fs.Arg(0), err)
+		return version.explain(ctx, c, ns, fs.Arg(0), fmt.Errorf("minting %s/%s: %w", ns, fs.Arg(0), err))
 	}
 	return printMint(stdout, *output, m)
 }
@@ -144,22 +148,26 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func revoke(args []string, stdout io.Writer) error {
 	fs := pflag.NewFlagSet("revoke", pflag.ContinueOnError)
 	cl := newCluster(fs)
-	rv := fs.String("resource-version", "", "fail with 409 unless the account Secret is at this resourceVersion")
+	version := bindVersionFlags(fs, "revoke")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: kubectl credo revoke <account> [-n namespace]")
+		return errors.New("usage: kubectl credo revoke <account> [-n namespace] [--resource-version <version> | --force]")
 	}
 	c, ns, err := cl.client()
 	if err != nil {
 		return err
 	}
-	r := &accessv1.Revocation{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: *rv}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	rv, err := version.expected(ctx, c, ns, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	r := &accessv1.Revocation{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: rv}}
 	if err := c.SubResource("revocation").Create(ctx, accountRef(ns, fs.Arg(0)), r); err != nil {
-		return fmt.Errorf("revoking %s/%s: %w", ns, fs.Arg(0), err)
+		return version.explain(ctx, c, ns, fs.Arg(0), fmt.Errorf("revoking %s/%s: %w", ns, fs.Arg(0), err))
 	}
 	_, err = fmt.Fprintf(stdout, "revoked %s: Secret %s is at resourceVersion %s; nobody can log in until the next mint\n",
 		fs.Arg(0), r.Status.SecretName, r.Status.ResourceVersion)

@@ -108,6 +108,19 @@ func dbAccount(at metav1.Time) accessv1.Account {
 	}
 }
 
+// gets counts the GETs of path the server received.
+func (f *fakeAccessAPI) gets(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.requests {
+		if r.method == http.MethodGet && r.path == path {
+			n++
+		}
+	}
+	return n
+}
+
 // posts returns the POSTs the server received.
 func (f *fakeAccessAPI) posts() []request {
 	f.mu.Lock()
@@ -159,6 +172,33 @@ func TestMintAndRevokeUseTheAccountSubresources(t *testing.T) {
 	g.Expect(posts[0].body).To(HaveKeyWithValue("spec", HaveKeyWithValue("resourceVersion", "42")))
 	g.Expect(posts[1].path).To(Equal(group + "/namespaces/tenant-a/accounts/db/revocation"))
 	g.Expect(posts[1].body).To(HaveKeyWithValue("kind", "Revocation"))
+	// Without --resource-version, the version the account view shows.
+	g.Expect(posts[1].body).To(HaveKeyWithValue("spec", HaveKeyWithValue("resourceVersion", "44")))
+	g.Expect(api.gets(group+"/namespaces/tenant-a/accounts/db")).To(Equal(1), "only the revocation read the account view")
+}
+
+// --force sends no expected version and reads nothing first; it excludes
+// --resource-version.
+func TestForceSendsNoExpectedVersion(t *testing.T) {
+	g := NewWithT(t)
+	api := &fakeAccessAPI{}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	kubeconfig := fakeKubeconfig(t, srv.URL)
+
+	var out bytes.Buffer
+	g.Expect(run([]string{"mint", "db", "--kubeconfig", kubeconfig, "-o", "json", "--force"}, strings.NewReader(""), &out)).To(Succeed())
+	g.Expect(run([]string{"revoke", "db", "--kubeconfig", kubeconfig, "--force"}, strings.NewReader(""), &out)).To(Succeed())
+	posts := api.posts()
+	g.Expect(posts).To(HaveLen(2))
+	for _, p := range posts {
+		g.Expect(p.body).To(HaveKeyWithValue("spec", Not(HaveKey("resourceVersion"))), p.path)
+	}
+	g.Expect(api.gets(group + "/namespaces/tenant-a/accounts/db")).To(BeZero())
+
+	err := run([]string{"mint", "db", "--kubeconfig", kubeconfig, "-o", "json", "--force", "--resource-version", "42"}, strings.NewReader(""), &out)
+	g.Expect(err).To(MatchError(ContainSubstring("--force and --resource-version exclude each other")))
+	g.Expect(api.posts()).To(HaveLen(2))
 }
 
 // get <account> shows the account view: origin, the Secret's version, the

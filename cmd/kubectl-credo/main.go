@@ -46,6 +46,9 @@ Commands:
   token list               list the join tokens of a namespace with their uses
 
 Every command but hash uses your kubeconfig (--kubeconfig, --context, -n, ... as kubectl).
+mint and revoke expect the account Secret's version they read from the account view first, and
+fail with 409 if someone minted or revoked in between; --resource-version <v> expects <v>,
+--force expects nothing.
 `
 
 func run(args []string, stdin io.Reader, stdout io.Writer) error {

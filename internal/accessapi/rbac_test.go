@@ -75,8 +75,10 @@ func TestShippedRolesGrantTheSubresources(t *testing.T) {
 	}
 	const group = "access.credo.dev"
 	g.Expect(roles).To(HaveLen(4))
-	g.Expect(roles["credo-mint"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"mints", "accounts/mint"}, []string{"create"})}))
-	g.Expect(roles["credo-revoke"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"revocations", "accounts/revocation"}, []string{"create"})}))
+	// get on accounts: kubectl credo reads the Secret's version to expect.
+	readAccount := rule(group, []string{"accounts"}, []string{"get"})
+	g.Expect(roles["credo-mint"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"mints", "accounts/mint"}, []string{"create"}), readAccount}))
+	g.Expect(roles["credo-revoke"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"revocations", "accounts/revocation"}, []string{"create"}), readAccount}))
 	g.Expect(roles["credo-access-view"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"accounts"}, []string{"get", "list"})}))
 	g.Expect(roles["credo-join-token"].Rules).To(Equal([]rbacv1.PolicyRule{rule(group, []string{"jointokenrequests"}, []string{"create"})}))
 	for _, name := range []string{"credo-mint", "credo-revoke", "credo-join-token"} {
