@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -166,4 +167,30 @@ func TestOnlyTheTrustControllerWritesTenantCASecrets(t *testing.T) {
 	g.Expect(userClient(t, trustControllerUser, trustControllerGroups...).Create(ctx,
 		planted("other"+trustv1.ProjectionSuffix, map[string]string{keys.TenantCA: "true"}), client.DryRunAll)).To(Succeed(),
 		"credo's ServiceAccount is admitted")
+}
+
+// The policy leaves owner references open, so that the garbage collector
+// can orphan a projection (an update of a *.tenant-ca Secret by
+// kube-controller-manager, which is named nowhere); whoever removes the
+// reference from a live release's projection sees the trust-controller
+// write it back.
+func TestOwnerReferencesOfAProjectionStayOpenToTheGarbageCollector(t *testing.T) {
+	admissionPolicy(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	tenant := secretWriter(t, ns, "oscar")
+	publishedAnchor(t, ns, "nats")
+	key := client.ObjectKey{Namespace: ns, Name: "nats" + trustv1.ProjectionSuffix}
+	var projection corev1.Secret
+	g.Expect(tenant.Get(ctx, key, &projection)).To(Succeed())
+	g.Expect(projection.OwnerReferences).To(HaveLen(1))
+	orphaned := projection.DeepCopy()
+	orphaned.OwnerReferences = nil
+	g.Expect(tenant.Update(ctx, orphaned)).To(Succeed(), "what the garbage collector does when a release is deleted with the orphan policy")
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, key, &projection)).To(Succeed())
+		g.Expect(projection.OwnerReferences).To(HaveLen(1))
+		g.Expect(projection.OwnerReferences[0].Kind).To(Equal(helmv2.HelmReleaseKind))
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed(), "the trust-controller writes the owner back")
 }
