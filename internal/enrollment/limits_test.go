@@ -161,3 +161,24 @@ func TestPendingRegistrationsPerTokenAreBounded(t *testing.T) {
 		t.Fatalf("a completed registration did not free its place: %d %s", status, e)
 	}
 }
+
+// The platform's maxima are flags: each must be positive and within the
+// CRD's own bound, so no flag can allow what the API server refuses.
+func TestLimitsBeyondTheCRDBoundsAreRefused(t *testing.T) {
+	if err := enrollment.DefaultLimits().Validate(); err != nil {
+		t.Fatalf("the defaults are refused: %v", err)
+	}
+	for name, mutate := range map[string]func(*enrollment.Limits){
+		"a ten-year certificate maximum": func(l *enrollment.Limits) { l.MaxCertificateTTL = 87600 * time.Hour },
+		"a certificate maximum under 5s": func(l *enrollment.Limits) { l.MaxCertificateTTL = time.Second },
+		"a token maximum over a year":    func(l *enrollment.Limits) { l.MaxTokenLifetime = enrollv1.MaxTokenLifetime + time.Hour },
+		"a grace maximum over 168h":      func(l *enrollment.Limits) { l.MaxRenewalGrace = enrollv1.MaxRenewalGrace + time.Hour },
+		"no pending registration":        func(l *enrollment.Limits) { l.MaxPendingPerToken = 0 },
+	} {
+		l := enrollment.DefaultLimits()
+		mutate(&l)
+		if err := l.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

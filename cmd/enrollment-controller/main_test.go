@@ -1,0 +1,48 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/credo-dev/credo/internal/ca/embedded"
+	"github.com/credo-dev/credo/internal/enrollment"
+)
+
+// The embedded CA's overlap after a rotation must cover the longest
+// certificate plus the longest grace the flags allow; the defaults do.
+func TestTheEmbeddedCAOverlapMustCoverTheMaxima(t *testing.T) {
+	limits := enrollment.DefaultLimits()
+	if err := checkOverlap(authorityEmbedded, embedded.NewOptions(), limits); err != nil {
+		t.Fatalf("the defaults are refused: %v", err)
+	}
+	short := embedded.NewOptions()
+	short.Overlap = limits.MaxCertificateTTL
+	err := checkOverlap(authorityEmbedded, short, limits)
+	if err == nil || !strings.Contains(err.Error(), "--enrollment-ca-overlap") || !strings.Contains(err.Error(), "--max-renewal-grace") {
+		t.Fatalf("an overlap shorter than the maxima: %v", err)
+	}
+	if err := checkOverlap(authorityCertManager, short, limits); err != nil {
+		t.Fatalf("cert-manager keeps its own overlap: %v", err)
+	}
+	limits.MaxCertificateTTL = 24 * time.Hour
+	if err := checkOverlap(authorityEmbedded, short, limits); err != nil {
+		t.Fatalf("lower maxima within the overlap are refused: %v", err)
+	}
+}
