@@ -29,6 +29,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -117,6 +118,27 @@ func TestNamespaceControllerEmptiesAndRemovesNamespace(t *testing.T) {
 	}, time.Minute, 200*time.Millisecond).Should(BeTrue(), "the namespace controller should finalize the namespace")
 	err := env.Client.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the namespace's Secret should be gone, got %v", err)
+}
+
+// kube-apiserver's bootstrap roles view, edit and admin exist, and
+// kube-controller-manager folds a role labelled aggregate-to-view into all
+// three (view aggregates into edit, edit into admin), as credo's roles are.
+func TestRoleAggregationFoldsLabelledRolesIntoViewEditAndAdmin(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	rule := rbacv1.PolicyRule{APIGroups: []string{"probe.credo.dev"}, Resources: []string{"widgets"}, Verbs: []string{"get"}}
+	g.Expect(env.Client.Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "aggregation-probe", Labels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+		Rules:      []rbacv1.PolicyRule{rule},
+	})).To(Succeed())
+	for _, name := range []string{"view", "edit", "admin"} {
+		g.Eventually(func(g Gomega) {
+			var role rbacv1.ClusterRole
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, &role)).To(Succeed())
+			g.Expect(role.AggregationRule).NotTo(BeNil())
+			g.Expect(role.Rules).To(ContainElement(rule))
+		}, 30*time.Second, 100*time.Millisecond).Should(Succeed(), "ClusterRole %s aggregates the probe", name)
+	}
 }
 
 func TestKubeconfigServesKubectl(t *testing.T) {
