@@ -143,7 +143,7 @@ func startAccessAPI(ctx context.Context, mgr ctrl.Manager, opts *accessapi.Optio
 		fail(err, "unable to set up the access API server")
 	}
 	go func() {
-		ctrl.Log.Info("starting the access API server", "port", opts.SecurePort)
+		ctrl.Log.Info("starting the access API server", "address", opts.BindAddress.String(), "port", opts.SecurePort)
 		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
 			fail(err, "the access API server stopped with an error")
 		}

@@ -47,9 +47,10 @@ type Options struct {
 	CertDir string
 	// CertPairName is the base name of the certificate files; default "apiserver".
 	CertPairName string
-	// Kubeconfig is used for delegated authentication (TokenReview, the
-	// extension-apiserver-authentication ConfigMap), delegated authorization
-	// (SubjectAccessReview) and the core API. Empty: the in-cluster config.
+	// Kubeconfig is used to read kube-apiserver's request-header
+	// configuration (the extension-apiserver-authentication ConfigMap), for
+	// delegated authorization (SubjectAccessReview) and the core API. Empty:
+	// the in-cluster config.
 	Kubeconfig string
 	// ServiceName and ServiceNamespace name the Service kube-apiserver
 	// reaches the server through; the generated certificate is for

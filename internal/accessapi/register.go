@@ -162,9 +162,10 @@ func waitForOpenAPI(ctx context.Context, cfg *rest.Config, timeout time.Duration
 
 // GrantDelegatedAuth binds subject to what an aggregated API server needs
 // to delegate authentication and authorization to kube-apiserver: the
-// system:auth-delegator ClusterRole (TokenReview, SubjectAccessReview) and
-// the extension-apiserver-authentication-reader Role in kube-system (the
-// client CA and request-header configuration). config/apiservice holds the
+// system:auth-delegator ClusterRole (SubjectAccessReview; the TokenReview it
+// also grants goes unused, as the server authenticates only what
+// kube-apiserver proxies) and the extension-apiserver-authentication-reader
+// Role in kube-system (the request-header configuration). config/apiservice holds the
 // same bindings for the controller's ServiceAccount.
 func GrantDelegatedAuth(ctx context.Context, cfg *rest.Config, name string, subject rbacv1.Subject) error {
 	c, err := registrationClient(cfg)
