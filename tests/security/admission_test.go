@@ -25,12 +25,14 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/tests/controlplane"
 )
 
 var (
@@ -112,6 +114,11 @@ func TestTenantCannotForgeOrWithdrawALabelLegSource(t *testing.T) {
 	rekeyed := src.DeepCopy()
 	metav1.SetMetaDataAnnotation(&rekeyed.ObjectMeta, keys.Key, "tls.crt")
 	expectRefused(g, tenant.Update(ctx, rekeyed), "changing the key a published source lifts")
+	second := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "mongo-second-ca", Namespace: ns, Labels: publishLabels("mongo")},
+		Data:       map[string][]byte{"ca.crt": testCA(t, "second")},
+	}
+	expectRefused(g, tenant.Create(ctx, second), "a second claim on a published release, which would freeze it in AmbiguousSource")
 	annotated := src.DeepCopy()
 	metav1.SetMetaDataAnnotation(&annotated.ObjectMeta, "example.org/note", "harmless")
 	g.Expect(tenant.Update(ctx, annotated)).To(Succeed(), "metadata the trust-controller ignores stays writable")
@@ -193,4 +200,37 @@ func TestOwnerReferencesOfAProjectionStayOpenToTheGarbageCollector(t *testing.T)
 		g.Expect(projection.OwnerReferences).To(HaveLen(1))
 		g.Expect(projection.OwnerReferences[0].Kind).To(Equal(helmv2.HelmReleaseKind))
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed(), "the trust-controller writes the owner back")
+}
+
+// The platform names more publishers in the parameter ConfigMap: a list
+// entry may carry spaces around it, and the change takes effect without
+// touching the policy.
+func TestPublishersAreExtendedThroughTheParameters(t *testing.T) {
+	admissionPolicy(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	user, groups := controlplane.ServiceAccountUser("strimzi", "strimzi-cluster-operator")
+	grantSecrets(t, ns, "strimzi", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "strimzi-cluster-operator", Namespace: "strimzi"})
+	strimzi := userClient(t, user, groups...)
+	publish := func() error {
+		return strimzi.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "kafka-cluster-ca-cert", Namespace: ns, Labels: publishLabels("kafka")},
+			Data:       map[string][]byte{"ca.crt": testCA(t, "kafka")},
+		}, client.DryRunAll)
+	}
+	expectRefused(g, publish(), "an operator the parameters do not name")
+
+	var params corev1.ConfigMap
+	key := client.ObjectKey{Namespace: platformNamespace, Name: "credo-admission"}
+	g.Expect(env.Client.Get(ctx, key, &params)).To(Succeed())
+	before := params.Data["publisherGroups"]
+	t.Cleanup(func() {
+		g.Expect(env.Client.Get(ctx, key, &params)).To(Succeed())
+		params.Data["publisherGroups"] = before
+		g.Expect(env.Client.Update(ctx, &params)).To(Succeed())
+	})
+	params.Data["publisherGroups"] = before + ", system:serviceaccounts:strimzi"
+	g.Expect(env.Client.Update(ctx, &params)).To(Succeed())
+	g.Eventually(publish, 20*time.Second, 200*time.Millisecond).Should(Succeed())
 }
