@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -104,6 +106,11 @@ func (r *JoinTokenREST) Create(ctx context.Context, obj runtime.Object, createVa
 	if policy.Spec.Revoked {
 		return nil, apierrors.NewForbidden(joinTokenRequestsResource, spec.Policy,
 			errors.New("the enrollment policy is revoked: it mints no token"))
+	}
+	if c := conditions.Get(&policy, meta.StalledCondition); c != nil && c.Status == metav1.ConditionTrue &&
+		c.Reason == enrollv1.ExceedsPlatformLimitReason {
+		return nil, apierrors.NewForbidden(joinTokenRequestsResource, spec.Policy, fmt.Errorf(
+			"the enrollment policy exceeds the platform's limits and mints no token until it is lowered: %s", c.Message))
 	}
 	lifetime := policy.GetTokenLifetime()
 	if spec.Lifetime != nil {

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,6 +122,17 @@ func TestJoinTokenRequestRefusals(t *testing.T) {
 	_, err = requestToken(ctx, c, ns, "stopped", 0)
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "got %v", err)
 	g.Expect(strings.Contains(err.Error(), "revoked")).To(BeTrue(), "the refusal says why: %v", err)
+
+	// A policy the enrollment-controller found over the platform's maxima
+	// mints nothing (its condition, as the controller writes it).
+	newEnrollmentPolicy(t, ns, "too-long", false)
+	var over enrollv1.EnrollmentPolicy
+	g.Expect(platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: "too-long"}, &over)).To(Succeed())
+	conditions.MarkStalled(&over, enrollv1.ExceedsPlatformLimitReason, "certificateTTL 2000h is over --max-certificate-ttl 168h")
+	g.Expect(platform.Status().Update(ctx, &over)).To(Succeed())
+	_, err = requestToken(ctx, c, ns, "too-long", 0)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("exceeds the platform's limits"))
 
 	var list enrollv1.JoinTokenList
 	g.Expect(platform.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
