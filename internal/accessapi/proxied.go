@@ -55,7 +55,9 @@ const notProxied = "no front-proxy client certificate with a user header"
 // generic server's delegated authentication also accepts, are refused: a
 // request carrying them reached the port directly and would be in no
 // audit log. Only the paths in anonymousPaths (the health checks) are
-// served without credentials.
+// served without credentials. The generic server's loopback client (which
+// nothing here uses: no admission, no priority and fairness) is refused
+// too.
 type proxiedOnly struct {
 	frontProxy     authenticator.Request
 	anonymousPaths sets.Set[string]
