@@ -1,0 +1,83 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package security
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+)
+
+// accountKeys are the credential-controller's default annotation keys.
+var accountKeys = account.NewKeys("credentials.cozystack.io")
+
+// A principal who may write the Secrets of a namespace (the built-in edit
+// and admin roles may) can neither plant an account Secret, nor forge the
+// identity of an account on one, nor rewrite the password or the record of
+// one credo wrote; credo's ServiceAccount can.
+func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
+	admissionPolicy(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	tenant := secretWriter(t, ns, "oscar")
+	credo := userClient(t, trustControllerUser, trustControllerGroups...)
+	planted := func(name string, annotations map[string]string) *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations},
+			Type:       corev1.SecretTypeBasicAuth,
+			Data:       map[string][]byte{credv1.UsernameKey: []byte("postgres"), credv1.PasswordKey: []byte("forged")},
+		}
+	}
+	// Policies are enforced a moment after they are created.
+	g.Eventually(func() error {
+		return tenant.Create(ctx, planted(account.SecretName("probe", "x"), nil), client.DryRunAll)
+	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
+	expectRefused(g, tenant.Create(ctx, planted(account.SecretName("pg", "postgres"), nil)), "creating pg.postgres.account")
+	expectRefused(g, tenant.Create(ctx, planted(account.SecretName("pg", "postgres"), nil), client.FieldOwner(account.FieldOwner)),
+		"creating pg.postgres.account under the credential-controller's field manager")
+	expectRefused(g, tenant.Create(ctx, planted("lookalike", map[string]string{accountKeys.AccountUID: "0d1c3f5e-forged"})),
+		"creating a Secret claiming an account's UID")
+
+	// An account Secret credo wrote.
+	written := planted(account.SecretName("pg", "app"), map[string]string{accountKeys.AccountUID: "5b7e-account", accountKeys.Origin: string(credv1.OriginNotIssued)})
+	g.Expect(credo.Create(ctx, written, client.FieldOwner(account.FieldOwner))).To(Succeed(), "credo's ServiceAccount is admitted")
+	var cur corev1.Secret
+	g.Expect(tenant.Get(ctx, client.ObjectKeyFromObject(written), &cur)).To(Succeed())
+	rewritten := cur.DeepCopy()
+	rewritten.Data[credv1.PasswordKey] = []byte("the tenant's verifier")
+	expectRefused(g, tenant.Update(ctx, rewritten), "rewriting the stored password")
+	reclaimed := cur.DeepCopy()
+	reclaimed.Annotations[accountKeys.AccountUID] = "another-account"
+	expectRefused(g, tenant.Update(ctx, reclaimed), "changing the account the Secret belongs to")
+	rerecorded := cur.DeepCopy()
+	rerecorded.Annotations[accountKeys.Origin] = string(credv1.OriginMinted)
+	expectRefused(g, tenant.Update(ctx, rerecorded), "changing the Secret's record")
+	noted := cur.DeepCopy()
+	noted.Annotations["example.org/note"] = "harmless"
+	g.Expect(tenant.Update(ctx, noted)).To(Succeed(), "metadata credo ignores stays writable")
+	g.Expect(tenant.Delete(ctx, noted)).To(Succeed(), "deleting is not restricted: the controller recreates the Secret")
+}
