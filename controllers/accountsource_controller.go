@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -153,6 +154,7 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	keep := map[string]bool{}
 	var matched int32
 	var problems []problem
+	var derived []*credv1.CredentialAccount
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
 		ok, err := sourceSelects(src, hr)
@@ -172,18 +174,31 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			keep[hr.Namespace+"/"+hr.Name+"/"+strconv.Itoa(e)] = true
 		}
 		for _, a := range d.accounts {
-			key := client.ObjectKeyFromObject(a)
-			if other, taken := desired[key]; taken {
-				problems = append(problems, problem{credv1.UsernameRefusedReason, fmt.Sprintf(
-					"HelmRelease %s/%s: username %s has the account name %s of release %s; no account is created for it",
-					hr.Namespace, hr.Name, quoteKey(a.Spec.Username), a.Name, other.Spec.Release)})
-				continue
-			}
 			r.Shard.Stamp(a, hr)
-			desired[key] = a
+			derived = append(derived, a)
 		}
 	}
 	src.Status.MatchedReleases = matched
+	// Two releases of a namespace can derive one account name (release
+	// "a-b" with user "c", release "a" with user "b-c"): a platform
+	// account's name is taken first, then the first by name.
+	sort.SliceStable(derived, func(i, j int) bool {
+		pi, pj := derived[i].Spec.Owner == credv1.OwnerPlatform, derived[j].Spec.Owner == credv1.OwnerPlatform
+		if pi != pj {
+			return pi
+		}
+		return derived[i].Namespace+"/"+derived[i].Spec.Release < derived[j].Namespace+"/"+derived[j].Spec.Release
+	})
+	for _, a := range derived {
+		key := client.ObjectKeyFromObject(a)
+		if other, taken := desired[key]; taken {
+			problems = append(problems, problem{credv1.UsernameRefusedReason, fmt.Sprintf(
+				"HelmRelease %s/%s: username %s has the account name %s of release %s; no account is created for it",
+				a.Namespace, a.Spec.Release, quoteKey(a.Spec.Username), a.Name, other.Spec.Release)})
+			continue
+		}
+		desired[key] = a
+	}
 
 	var count int32
 	var errs []error
@@ -205,6 +220,20 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
 				errs = append(errs, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err))
 			}
+			continue
+		}
+		if want.Spec.Owner == credv1.OwnerPlatform && cur.GetOwner() != credv1.OwnerPlatform && cur.Spec.Release != want.Spec.Release {
+			// A tenant account the source derived for another release holds
+			// the name of this release's platform account: platform entries
+			// win, the tenant's key is refused, and its account makes way
+			// (the platform account is created once it is gone).
+			problems = append(problems, problem{credv1.UsernameRefusedReason, fmt.Sprintf(
+				"HelmRelease %s/%s: username %s has the account name %s of a platform account of release %s; its account is deleted",
+				cur.Namespace, cur.Spec.Release, quoteKey(cur.Spec.Username), cur.Name, want.Spec.Release)})
+			if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err))
+			}
+			delete(desired, client.ObjectKeyFromObject(cur))
 			continue
 		}
 		delete(desired, client.ObjectKeyFromObject(cur))

@@ -61,14 +61,15 @@ func setValues(g Gomega, ns, name, values string) {
 	}).Should(Succeed())
 }
 
-func TestValuesMapSourceAddsAndRemovesAccountsAsValuesChange(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
-	ns := newTestNamespace(t)
+// newPostgresUsersSource creates the shipped sample's shape of AccountSource
+// for the releases labelled app=<app>: a tenant account per key of
+// users, and the platform account postgres.
+func newPostgresUsersSource(t *testing.T, name, app string) *credv1.AccountSource {
+	t.Helper()
 	src := &credv1.AccountSource{
-		ObjectMeta: metav1.ObjectMeta{Name: "pg-" + ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: credv1.AccountSourceSpec{
-			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": ns}},
+			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
 			Sources: []credv1.AccountSourceEntry{
 				{Kind: credv1.SourceValuesMap, ValuesMap: &credv1.ValuesMapSource{Path: "users"},
 					Template: credv1.AccountTemplate{Format: credv1.Format{Name: "scram-sha-256"}}},
@@ -77,8 +78,16 @@ func TestValuesMapSourceAddsAndRemovesAccountsAsValuesChange(t *testing.T) {
 			},
 		},
 	}
-	g.Expect(k8sClient.Create(ctx, src)).To(Succeed())
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), src)).To(Succeed())
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), src) })
+	return src
+}
+
+func TestValuesMapSourceAddsAndRemovesAccountsAsValuesChange(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	src := newPostgresUsersSource(t, "pg-"+ns, ns)
 	newHelmRelease(t, ns, "pg", "postgres", map[string]string{"app": ns})
 	setValues(g, ns, "pg", `{"users":{"alice":{},"bob":{"login":true}}}`)
 
@@ -168,4 +177,26 @@ func TestARefusedValuesKeyIsReportedAndTheOtherReleasesAreDerived(t *testing.T) 
 	setValues(g, ns, "a", `{"users":{"APP_USER":{},"App_User":{},"ok":{}}}`)
 	g.Consistently(func() []string { return usernamesOf(g, ns, src.Name) }, 2*time.Second, 200*time.Millisecond).
 		Should(Equal([]string{"App_User", "ok", "x"}))
+}
+
+// Two releases of a namespace can derive one account name ("pg" with the
+// user "main-postgres", "pg-main" with its platform user "postgres"): the
+// platform account gets it, whichever release comes first.
+func TestAValuesKeyOfAnotherReleaseCannotSquatAPlatformAccountName(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	src := newPostgresUsersSource(t, "squat-"+ns, ns)
+	newHelmRelease(t, ns, "pg", "postgres", map[string]string{"app": ns})
+	setValues(g, ns, "pg", `{"users":{"main-postgres":{}}}`)
+	newHelmRelease(t, ns, "pg-main", "postgres", map[string]string{"app": ns})
+
+	a := accountWith(g, ns, "pg-main-postgres", accountReady)
+	g.Expect(a.Spec.Release).To(Equal("pg-main"))
+	g.Expect(a.Spec.Owner).To(Equal(credv1.OwnerPlatform))
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(src), src)).To(Succeed())
+		g.Expect(conditions.GetReason(src, meta.ReadyCondition)).To(Equal(credv1.UsernameRefusedReason))
+		g.Expect(conditions.GetMessage(src, meta.ReadyCondition)).To(ContainSubstring(`HelmRelease ` + ns + `/pg: username "main-postgres" has the account name pg-main-postgres of release pg-main`))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }

@@ -235,3 +235,28 @@ func valuesMapKeys(hr *helmv2.HelmRelease, path string) ([]string, error) {
 	sort.Strings(keys)
 	return keys, nil
 }
+
+// reservedUsername returns the username a platform entry of src derives
+// for hr whose account Secret is secretName ("" when none): a tenant
+// account can never hold the Secret of an AccountSource's platform account,
+// even when it was declared before the AccountSource created it.
+func reservedUsername(src *credv1.AccountSource, hr *helmv2.HelmRelease, secretName string) string {
+	for _, entry := range src.Spec.Sources {
+		if entry.Template.Owner != credv1.OwnerPlatform {
+			continue
+		}
+		var usernames []string
+		switch entry.Kind {
+		case credv1.SourceStatic:
+			usernames = []string{entry.Static.Username}
+		case credv1.SourceValuesMap:
+			usernames, _ = valuesMapKeys(hr, entry.ValuesMap.Path)
+		}
+		for _, u := range usernames {
+			if account.SecretName(hr.Name, u) == secretName {
+				return u
+			}
+		}
+	}
+	return ""
+}

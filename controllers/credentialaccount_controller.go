@@ -135,6 +135,9 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 	if err := r.checkAccountCollision(ctx, acct); err != nil {
 		return r.fail(acct, credv1.SecretFailedCondition, err)
 	}
+	if err := r.checkReserved(ctx, acct, hr); err != nil {
+		return r.fail(acct, credv1.SecretFailedCondition, err)
+	}
 	secret, err := r.ensureSecret(ctx, acct, hr, f)
 	if err != nil {
 		if reasonOf(err) == meta.FailedReason {
@@ -178,10 +181,11 @@ func (r *CredentialAccountReconciler) format(acct *credv1.CredentialAccount) (ve
 
 // checkAccountCollision refuses an account whose Secret name another live
 // account of the namespace maps to, unless it is the one that keeps the
-// Secret: the account whose UID the Secret carries, else a platform account,
-// else the oldest (then the first by name). A tenant's account can thus
-// never displace a platform account or an account already holding its
-// Secret, whatever it is named or whenever it is created.
+// Secret: a platform account (the one whose UID the Secret carries first),
+// else the account whose UID the Secret carries, else the oldest (then the
+// first by name). A tenant's account can thus never displace a platform
+// account, whatever it is named, whenever it is created and whatever is
+// written on the Secret, nor a tenant account already holding its Secret.
 func (r *CredentialAccountReconciler) checkAccountCollision(ctx context.Context, acct *credv1.CredentialAccount) error {
 	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
 	var list credv1.CredentialAccountList
@@ -213,18 +217,49 @@ func (r *CredentialAccountReconciler) checkAccountCollision(ctx context.Context,
 		acct.Name, keeper.Name, name, keeper.Name, acct.Name)
 }
 
-// collisionKeeper picks, among accounts that map to one Secret, the one
-// that keeps it: the holder, else a platform account, else the oldest, else
-// the first by name.
-func collisionKeeper(candidates []*credv1.CredentialAccount, holds func(*credv1.CredentialAccount) bool) *credv1.CredentialAccount {
-	rank := func(a *credv1.CredentialAccount) int {
-		switch {
-		case holds(a):
-			return 0
-		case a.GetOwner() == credv1.OwnerPlatform:
-			return 1
+// checkReserved refuses a tenant account whose Secret is the Secret of a
+// platform account an AccountSource derives for its release, whether that
+// account exists yet or not.
+func (r *CredentialAccountReconciler) checkReserved(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease) error {
+	if acct.GetOwner() == credv1.OwnerPlatform {
+		return nil
+	}
+	var sources credv1.AccountSourceList
+	if err := r.List(ctx, &sources); err != nil {
+		return fmt.Errorf("listing AccountSources: %w", err)
+	}
+	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	for i := range sources.Items {
+		src := &sources.Items[i]
+		if ok, err := sourceSelects(src, hr); err != nil || !ok {
+			continue
 		}
-		return 2
+		if u := reservedUsername(src, hr, name); u != "" {
+			return reconcile.NewStalling(credv1.AccountCollisionReason,
+				"Secret %s is reserved for the platform account %q of AccountSource %s; rename the username of %s", name, u, src.Name, acct.Name)
+		}
+	}
+	return nil
+}
+
+// collisionKeeper picks, among accounts that map to one Secret, the one
+// that keeps it: a platform account (the holder first), else the holder,
+// else the oldest, else the first by name.
+func collisionKeeper(candidates []*credv1.CredentialAccount, holds func(*credv1.CredentialAccount) bool) *credv1.CredentialAccount {
+	// A platform account comes first: the annotation that says who holds
+	// the Secret is on a Secret in the tenant's namespace, and must never
+	// outrank the platform.
+	rank := func(a *credv1.CredentialAccount) int {
+		platform := a.GetOwner() == credv1.OwnerPlatform
+		switch {
+		case platform && holds(a):
+			return 0
+		case platform:
+			return 1
+		case holds(a):
+			return 2
+		}
+		return 3
 	}
 	best := candidates[0]
 	for _, c := range candidates[1:] {

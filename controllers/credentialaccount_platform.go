@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"strings"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,6 +106,66 @@ func (r *CredentialAccountReconciler) keepPlatformPassword(ctx context.Context, 
 		return fmt.Errorf("keeping the platform password in %s/%s: %w", r.PlatformNamespace, kept.Name, err)
 	}
 	return nil
+}
+
+// platformPassword returns the kept password of acct, or keeps and returns
+// a new one when there is none; fresh tells which.
+func (r *CredentialAccountReconciler) platformPassword(ctx context.Context, acct *credv1.CredentialAccount) (string, bool, error) {
+	kept, err := r.readKept(ctx, acct)
+	if err != nil {
+		return "", false, err
+	}
+	if kept != nil && len(kept.Data[credv1.PasswordKey]) > 0 {
+		password := string(kept.Data[credv1.PasswordKey])
+		if !r.AccountKeys.Claimed(kept) {
+			// Written before UIDs were recorded: record acct's.
+			if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
+				return "", false, err
+			}
+		}
+		return password, false, nil
+	}
+	password, err := account.GeneratePassword()
+	if err != nil {
+		return "", false, err
+	}
+	if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
+		return "", false, err
+	}
+	return password, true, nil
+}
+
+// reclaimPlatform takes back the Secret at a platform account's name that
+// someone else wrote (a foreign field manager, or another account's UID on
+// it): it holds the verifier of the kept password again, with a Warning
+// naming its last writer. A Secret of another type is deleted and created
+// anew, type being immutable.
+func (r *CredentialAccountReconciler) reclaimPlatform(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret, f verifier.Format) (*corev1.Secret, error) {
+	writer := lastWriter(cur, credv1.PasswordKey)
+	metrics.VerifierTampered(acct.Namespace)
+	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.SecretReclaimedReason, eventActionAccount,
+		"Secret %s was not this platform account's (its password last written by %s); it is reclaimed with the verifier of the platform's kept password", cur.Name, writer)
+	if cur.Type != corev1.SecretTypeBasicAuth {
+		if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("deleting Secret %s of type %s to reclaim it: %w", cur.Name, cur.Type, err)
+		}
+		return r.createSecret(ctx, acct, hr, f, cur.Name)
+	}
+	password, _, err := r.platformPassword(ctx, acct)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := f.Verifier(acct.Spec.Username, password)
+	if err != nil {
+		return nil, reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
+	}
+	cur.Data = map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username)}
+	r.setPassword(acct, cur, stored, credv1.OriginGenerated)
+	r.stampMetadata(acct, hr, cur)
+	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
+		return nil, fmt.Errorf("reclaiming Secret %s: %w", cur.Name, err)
+	}
+	return cur, nil
 }
 
 // deleteKept deletes the kept password of acct if it carries acct's UID,

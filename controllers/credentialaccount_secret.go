@@ -69,11 +69,18 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 	case err != nil:
 		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
-	if !ownedBy(&cur, CredentialFieldOwner) {
+	foreign, claimed := !ownedBy(&cur, CredentialFieldOwner), !r.holds(acct, &cur)
+	if (foreign || claimed) && acct.GetOwner() == credv1.OwnerPlatform {
+		// The platform account keeps the Secret of its name (it passed the
+		// collision check): whatever was written there in the tenant's
+		// namespace is replaced by the verifier of the kept password.
+		return r.reclaimPlatform(ctx, acct, hr, &cur, f)
+	}
+	if foreign {
 		return nil, reconcile.NewStalling(credv1.NameCollisionReason,
 			"Secret %s exists and was not created by credo; it is left untouched", name)
 	}
-	if !r.holds(acct, &cur) {
+	if claimed {
 		return nil, reconcile.NewStalling(credv1.AccountCollisionReason,
 			"Secret %s belongs to another CredentialAccount; it is left untouched", name)
 	}
@@ -104,14 +111,15 @@ func (r *CredentialAccountReconciler) holds(acct *credv1.CredentialAccount, s *c
 }
 
 func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format, name string) (*corev1.Secret, error) {
-	origin := credv1.OriginNotIssued
+	origin, fresh := credv1.OriginNotIssued, true
 	password, err := account.GeneratePassword()
 	if err != nil {
 		return nil, err
 	}
 	if acct.GetOwner() == credv1.OwnerPlatform {
 		origin = credv1.OriginGenerated
-		if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
+		// A Secret deleted by someone else comes back with the kept password.
+		if password, fresh, err = r.platformPassword(ctx, acct); err != nil {
 			return nil, err
 		}
 	}
@@ -129,7 +137,7 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 		r.AccountKeys.History: account.History(nil).Append(origin, controllerIdentity, r.now()).String(),
 	}
 	r.stampMetadata(acct, hr, s)
-	if origin == credv1.OriginGenerated && acct.Spec.Rotate != "" {
+	if origin == credv1.OriginGenerated && fresh && acct.Spec.Rotate != "" {
 		// A fresh password already answers the current rotation request.
 		s.Annotations[r.AccountKeys.Rotate] = acct.Spec.Rotate
 	}

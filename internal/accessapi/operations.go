@@ -123,6 +123,12 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 		return nil, apierrors.NewForbidden(gr, spec.Account, errors.New(
 			"the account is owned by the platform: credo generates and keeps its password, and no tenant can mint or revoke it"))
 	}
+	if other, err := o.platformAccountAt(ctx, acct); err != nil {
+		return nil, err
+	} else if other != "" {
+		return nil, apierrors.NewForbidden(gr, spec.Account, fmt.Errorf(
+			"the account's Secret is the Secret of a platform account (%s): no tenant account can write it", other))
+	}
 	if c := unsafeToWrite(acct); c != nil {
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
 			"the account's Secret is not safe to write (%s: %s)", c.Reason, c.Message))
@@ -209,6 +215,29 @@ func (o *Operations) account(ctx context.Context, namespace, name string) (*cred
 		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", name, err))
 	}
 	return &acct, nil
+}
+
+// platformAccountAt names a platform account of acct's namespace, other
+// than acct, whose Secret name is acct's ("" when none). Whatever is written
+// on the Secret in the tenant's namespace, or on the tenant's accounts, a
+// tenant account never writes the Secret a platform account maps to.
+func (o *Operations) platformAccountAt(ctx context.Context, acct *credv1.CredentialAccount) (string, error) {
+	reader := o.AccountReader
+	if reader == nil {
+		reader = o.Client
+	}
+	var list credv1.CredentialAccountList
+	if err := reader.List(ctx, &list, client.InNamespace(acct.Namespace)); err != nil {
+		return "", apierrors.NewInternalError(fmt.Errorf("listing CredentialAccounts: %w", err))
+	}
+	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	for i := range list.Items {
+		a := &list.Items[i]
+		if a.UID != acct.UID && a.GetOwner() == credv1.OwnerPlatform && account.SecretName(a.Spec.Release, a.Spec.Username) == name {
+			return a.Name, nil
+		}
+	}
+	return "", nil
 }
 
 // validAccountName refuses, with 400, a name no CredentialAccount can have.

@@ -202,10 +202,11 @@ func TestCollidingTenantAccountCannotMintOrDeleteAPlatformAccount(t *testing.T) 
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 
 	m, err := mintAccount(ctx, tenant, ns, "db-root", "", "")
-	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "minting the impostor: %v", err)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "minting the impostor: %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("the Secret of a platform account (db)"))
 	g.Expect(m.Status.Password).To(BeEmpty())
 	_, err = revokeAccount(ctx, tenant, ns, "db-root")
-	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "revoking the impostor: %v", err)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "revoking the impostor: %v", err)
 	g.Expect(secretOf(g, ns, s.Name).ResourceVersion).To(Equal(s.ResourceVersion), "the platform's Secret is unchanged")
 	g.Expect(conditions.IsReady(accountOf(g, ns, "db"))).To(BeTrue(), "the platform account is untouched")
 
@@ -252,4 +253,121 @@ func mustFormat(g Gomega, name string) verifier.Format {
 	f, err := verifier.Lookup(name)
 	g.Expect(err).NotTo(HaveOccurred())
 	return f
+}
+
+// platformVerifierRestored waits until the platform account's Secret holds
+// the verifier of the kept password again, carries the account's UID, and
+// the account is Ready.
+func platformVerifierRestored(g Gomega, ns string, acct *credv1.CredentialAccount, format string) {
+	g.Eventually(func(g Gomega) {
+		kept := keptPassword(g, acct)
+		s := secretOf(g, ns, account.SecretName(acct.Spec.Release, acct.Spec.Username))
+		g.Expect(verifier.Matches(mustFormat(g, format), acct.Spec.Username, string(kept.Data[credv1.PasswordKey]), string(s.Data[credv1.PasswordKey]))).
+			To(BeTrue(), "the stored verifier is the kept password's (values not printed)")
+		g.Expect(s.Annotations).To(HaveKeyWithValue(keys.AccountUID, string(acct.UID)))
+		g.Expect(conditions.IsReady(accountOf(g, ns, acct.Name))).To(BeTrue())
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+// Whatever a tenant who may write its namespace's Secrets writes on the
+// platform account's Secret (a forged account UID, a Secret of its own in
+// place of credo's, the UID of an impostor account of its own), the
+// platform account keeps it, it holds the platform's verifier again, and
+// no tenant account mints it.
+func TestTenantCannotTakeOverThePlatformSecretByRewritingIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	s := newAccount(t, ns, "db", "root", verifier.SHA256Hex, credv1.OwnerPlatform)
+	platformAcct := accountOf(g, ns, "db")
+	tenant := newTenant(t, ns)
+	user := "secret-editor-" + rand.String(6)
+	grant(t, ns, user, "", []string{"secrets"}, []string{"get", "list", "create", "update", "patch", "delete"})
+	editor := userClient(t, user)
+	f := mustFormat(g, verifier.SHA256Hex)
+	forged, err := f.Verifier("root", "the tenant's password")
+	g.Expect(err).NotTo(HaveOccurred())
+	rewrite := func(mutate func(*corev1.Secret)) {
+		g.Eventually(func() error {
+			var cur corev1.Secret
+			if err := editor.Get(ctx, client.ObjectKeyFromObject(s), &cur); err != nil {
+				return err
+			}
+			mutate(&cur)
+			return editor.Update(ctx, &cur, client.FieldOwner("kubectl-edit"))
+		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+	}
+
+	// 1. Its own verifier under a forged account UID.
+	rewrite(func(cur *corev1.Secret) {
+		cur.Data[credv1.PasswordKey] = []byte(forged)
+		cur.Annotations[keys.AccountUID] = "forged"
+	})
+	platformVerifierRestored(g, ns, platformAcct, verifier.SHA256Hex)
+
+	// 2. A Secret of its own in place of credo's.
+	g.Expect(editor.Delete(ctx, s)).To(Succeed())
+	g.Expect(editor.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns},
+		Type:       corev1.SecretTypeBasicAuth,
+		Data:       map[string][]byte{credv1.UsernameKey: []byte("root"), credv1.PasswordKey: []byte(forged)},
+	}, client.FieldOwner("tenant"))).To(Or(Succeed(), Satisfy(apierrors.IsAlreadyExists)))
+	platformVerifierRestored(g, ns, platformAcct, verifier.SHA256Hex)
+
+	// 3. The UID of an impostor account of its own, which it then mints.
+	impostor := &credv1.CredentialAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: "db-root", Namespace: ns},
+		Spec:       credv1.CredentialAccountSpec{Release: "db", Username: "Root", Format: credv1.Format{Name: verifier.SHA256Hex}},
+	}
+	g.Expect(tenant.Create(ctx, impostor)).To(Succeed())
+	rewrite(func(cur *corev1.Secret) { cur.Annotations[keys.AccountUID] = string(impostor.UID) })
+	g.Consistently(func(g Gomega) {
+		m, err := mintAccount(ctx, tenant, ns, "db-root", "", "")
+		g.Expect(apierrors.IsForbidden(err) || apierrors.IsConflict(err)).To(BeTrue(), "minting the impostor: %v", err)
+		g.Expect(m.Status.Password).To(BeEmpty())
+	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+	platformVerifierRestored(g, ns, platformAcct, verifier.SHA256Hex)
+	g.Expect(conditions.GetReason(accountOf(g, ns, "db-root"), credv1.SecretFailedCondition)).To(Equal(credv1.AccountCollisionReason))
+}
+
+// A tenant who declares an account at the name of a platform account an
+// AccountSource derives, before the source has created it (here the source
+// is suspended), neither holds nor mints its Secret.
+func TestTenantCannotPreClaimAReservedPlatformUsername(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	src := &credv1.AccountSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "reserved-" + ns},
+		Spec: credv1.AccountSourceSpec{
+			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"reserved": ns}},
+			Suspend:         true,
+			Sources: []credv1.AccountSourceEntry{{Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "postgres"},
+				Template: credv1.AccountTemplate{Format: credv1.Format{Name: verifier.SCRAMSHA256}, Owner: credv1.OwnerPlatform}}},
+		},
+	}
+	g.Expect(platform.Create(ctx, src)).To(Succeed())
+	t.Cleanup(func() { _ = platform.Delete(context.Background(), src) })
+	g.Expect(platform.Create(ctx, &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: "main", Namespace: ns, Labels: map[string]string{"reserved": ns}},
+		Spec: helmv2.HelmReleaseSpec{Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+			Chart: "postgres", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"},
+		}}},
+	})).To(Succeed())
+	tenant := newTenant(t, ns)
+	g.Expect(tenant.Create(ctx, &credv1.CredentialAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: "main-postgres", Namespace: ns},
+		Spec:       credv1.CredentialAccountSpec{Release: "main", Username: "postgres", Format: credv1.Format{Name: verifier.SCRAMSHA256}},
+	})).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		a := accountOf(g, ns, "main-postgres")
+		g.Expect(conditions.GetReason(a, credv1.SecretFailedCondition)).To(Equal(credv1.AccountCollisionReason))
+		g.Expect(conditions.GetMessage(a, credv1.SecretFailedCondition)).To(ContainSubstring("reserved for the platform account"))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	m, err := mintAccount(ctx, tenant, ns, "main-postgres", "", "")
+	g.Expect(apierrors.IsConflict(err) || apierrors.IsForbidden(err)).To(BeTrue(), "minting a reserved name: %v", err)
+	g.Expect(m.Status.Password).To(BeEmpty())
+	err = platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: account.SecretName("main", "postgres")}, &corev1.Secret{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no Secret was written at the reserved name: %v", err)
 }

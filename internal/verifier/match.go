@@ -23,13 +23,11 @@ import (
 	"strings"
 )
 
-// maxSCRAMIterations bounds the iteration count Matches recomputes with, so
-// that a stored value written by someone else cannot make a check costly.
-const maxSCRAMIterations = 1 << 20
-
 // Matches reports whether stored is a value f computes for password: for
-// SCRAM-SHA-256 with the salt and iteration count stored holds, for the
-// other built-ins byte for byte. Comparisons take constant time; nothing is
+// SCRAM-SHA-256 with the salt stored holds, at the iteration count Verifier
+// uses (any other count does not match, so that a value written by someone
+// else never costs more than one verifier to check), for the other
+// built-ins byte for byte. Comparisons take constant time; nothing is
 // logged or returned of either value. A stored value f could not have
 // produced (malformed, another format) does not match.
 func Matches(f Format, username, password, stored string) bool {
@@ -70,7 +68,7 @@ func scramParams(stored string) ([]byte, int, bool) {
 		return nil, 0, false
 	}
 	n, err := strconv.Atoi(iter)
-	if err != nil || n < 1 || n > maxSCRAMIterations {
+	if err != nil || n != SCRAMIterations {
 		return nil, 0, false
 	}
 	salt, err := base64.StdEncoding.Strict().DecodeString(b64)

@@ -49,15 +49,18 @@ func TestMatches(t *testing.T) {
 	}
 }
 
-func TestMatchesSCRAMUsesTheStoredSaltAndIterations(t *testing.T) {
+func TestMatchesSCRAMUsesTheStoredSaltAtTheIterationsCredoWrites(t *testing.T) {
 	f, _ := Lookup(SCRAMSHA256)
-	stored := SCRAMWithSalt("pw", []byte("0123456789abcdef"), 10)
-	if !Matches(f, "", "pw", stored) {
-		t.Error("a secret with 10 iterations and a given salt does not match its password")
+	salt := []byte("0123456789abcdef")
+	if !Matches(f, "", "pw", SCRAMWithSalt("pw", salt, SCRAMIterations)) {
+		t.Error("a secret with a given salt does not match its password")
+	}
+	if Matches(f, "", "pw", SCRAMWithSalt("pw", salt, 10)) {
+		t.Error("a secret of another iteration count matches: a stored value may make the check cost any time")
 	}
 	for _, bad := range []string{
 		"SCRAM-SHA-256$0:MDEyMzQ1Njc4OWFiY2RlZg==$x:y",
-		"SCRAM-SHA-256$99999999:MDEyMzQ1Njc4OWFiY2RlZg==$x:y",
+		"SCRAM-SHA-256$1048576:MDEyMzQ1Njc4OWFiY2RlZg==$x:y",
 		"SCRAM-SHA-256$4096:not base64$x:y",
 		"md5abcdef",
 	} {

@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,4 +81,54 @@ func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
 	noted.Annotations["example.org/note"] = "harmless"
 	g.Expect(tenant.Update(ctx, noted)).To(Succeed(), "metadata credo ignores stays writable")
 	g.Expect(tenant.Delete(ctx, noted)).To(Succeed(), "deleting is not restricted: the controller recreates the Secret")
+}
+
+// A principal who may write the CredentialAccounts of a namespace (through
+// its GitOps, say) declares, changes and deletes its own accounts, but no
+// platform account nor one an AccountSource generated; the platform does.
+func TestOnlyThePlatformWritesPlatformAccounts(t *testing.T) {
+	admissionPolicy(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	user := "gitops-tenant"
+	g.Expect(env.Client.Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "accounts", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{credv1.GroupVersion.Group}, Resources: []string{"credentialaccounts"}, Verbs: []string{"*"}}},
+	})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "accounts", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "accounts"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	})).To(Succeed())
+	tenant := userClient(t, user)
+	declare := func(name string, owner credv1.AccountOwner, labels map[string]string) *credv1.CredentialAccount {
+		return &credv1.CredentialAccount{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+			Spec:       credv1.CredentialAccountSpec{Release: "db", Username: name, Format: credv1.Format{Name: "scram-sha-256"}, Owner: owner},
+		}
+	}
+	g.Eventually(func() error {
+		return tenant.Create(ctx, declare("probe", credv1.OwnerPlatform, nil), client.DryRunAll)
+	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
+
+	expectRefused(g, tenant.Create(ctx, declare("root", credv1.OwnerPlatform, nil)), "declaring a platform account")
+	expectRefused(g, tenant.Create(ctx, declare("gen", credv1.OwnerTenant, map[string]string{credv1.SourceLabel: "postgres-users"})),
+		"declaring an account as if an AccountSource generated it")
+	g.Expect(tenant.Create(ctx, declare("app", credv1.OwnerTenant, nil))).To(Succeed(), "its own accounts are the tenant's")
+
+	// The platform's account, declared by the platform.
+	root := declare("root", credv1.OwnerPlatform, nil)
+	g.Expect(env.Client.Create(ctx, root)).To(Succeed(), "the platform's administrator is admitted")
+	var cur credv1.CredentialAccount
+	g.Expect(tenant.Get(ctx, client.ObjectKeyFromObject(root), &cur)).To(Succeed())
+	suspended := cur.DeepCopy()
+	suspended.Spec.Suspend = true
+	expectRefused(g, tenant.Update(ctx, suspended), "suspending a platform account")
+	rotated := cur.DeepCopy()
+	rotated.Spec.Rotate = "now"
+	expectRefused(g, tenant.Update(ctx, rotated), "rotating a platform account")
+	expectRefused(g, tenant.Delete(ctx, &cur), "deleting a platform account")
+	g.Expect(userClient(t, trustControllerUser, trustControllerGroups...).Create(ctx,
+		declare("backup", credv1.OwnerPlatform, nil), client.DryRunAll)).To(Succeed(), "credo's ServiceAccount is admitted")
 }

@@ -93,6 +93,12 @@ const (
 	// password. The event names the last writer of the Secret's password.
 	VerifierTamperedReason string = "VerifierTampered"
 
+	// SecretReclaimedReason (Warning): the Secret at a platform account's
+	// name was written by someone else (not credo, or claiming another
+	// account); it was reclaimed with the verifier of the kept password. The
+	// event names the last writer of its password.
+	SecretReclaimedReason string = "SecretReclaimed"
+
 	// KeptPasswordLostReason (Warning): the kept password of a platform
 	// account was missing; a new one was generated, kept and stored.
 	KeptPasswordLostReason string = "KeptPasswordLost"
