@@ -18,6 +18,8 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -136,14 +138,17 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		return fmt.Errorf("listing generated accounts: %w", err)
 	}
 	// held holds, per namespace/release, the "<entry>/<username>" of the
-	// source's existing accounts.
+	// source's existing accounts; named, the name each has (a platform
+	// account may have taken a name of its own, see create).
 	held := map[string]map[string]bool{}
+	named := map[string]string{}
 	for _, a := range existing.Items {
 		rel := a.Namespace + "/" + a.Labels[credv1.ReleaseLabel]
 		if held[rel] == nil {
 			held[rel] = map[string]bool{}
 		}
 		held[rel][a.Labels[entryLabel]+"/"+a.Spec.Username] = true
+		named[identity(&a)] = a.Name
 	}
 	var hrs helmv2.HelmReleaseList
 	if err := r.List(ctx, &hrs); err != nil {
@@ -174,6 +179,9 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			keep[hr.Namespace+"/"+hr.Name+"/"+strconv.Itoa(e)] = true
 		}
 		for _, a := range d.accounts {
+			if name, ok := named[identity(a)]; ok {
+				a.Name = name
+			}
 			r.Shard.Stamp(a, hr)
 			derived = append(derived, a)
 		}
@@ -317,6 +325,12 @@ func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.Accoun
 			return nil, fmt.Errorf("reading account %s/%s: %w", a.Namespace, a.Name, err)
 		}
 		if p := conflict(&cur, a); p != nil {
+			if a.Spec.Owner == credv1.OwnerPlatform && cur.Labels[credv1.SourceLabel] != src.Name {
+				// An account the source did not create holds the name of a
+				// platform account: the platform account takes a name of its
+				// own, which a tenant cannot know in advance, and keeps it.
+				return nil, r.createAs(ctx, a, platformFallbackName(src, a))
+			}
 			return p, nil
 		}
 		// Created meanwhile, or held by another shard.
@@ -326,6 +340,36 @@ func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.Accoun
 			a.Namespace, a.Spec.Release, a.Name, quoteKey(a.Spec.Username), apierrors.ReasonForError(err))}, nil
 	}
 	return nil, fmt.Errorf("creating account %s/%s: %w", a.Namespace, a.Name, err)
+}
+
+// createAs creates a under another name; one that exists already is the
+// account of an earlier attempt.
+func (r *AccountSourceReconciler) createAs(ctx context.Context, a *credv1.CredentialAccount, name string) error {
+	b := a.DeepCopy()
+	b.Name = name
+	if err := r.Create(ctx, b, client.FieldOwner(CredentialFieldOwner)); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("creating account %s/%s: %w", b.Namespace, b.Name, err)
+	}
+	return nil
+}
+
+// identity is what makes a generated account the same account whatever its
+// name: namespace, release, entry and username.
+func identity(a *credv1.CredentialAccount) string {
+	return a.Namespace + "/" + a.Spec.Release + "/" + a.Labels[entryLabel] + "/" + a.Spec.Username
+}
+
+// platformFallbackName is the name of a platform account whose own name is
+// held by an account the source did not create: its name with a hash of the
+// source's UID, the entry and the username, which tenants (who cannot read
+// cluster-scoped AccountSources) cannot compute.
+func platformFallbackName(src *credv1.AccountSource, a *credv1.CredentialAccount) string {
+	sum := sha256.Sum256([]byte(string(src.UID) + "/" + identity(a)))
+	base := a.Name
+	if len(base) > 253-9 {
+		base = strings.TrimRight(base[:253-9], "-.")
+	}
+	return base + "-" + hex.EncodeToString(sum[:])[:8]
 }
 
 // reader reads uncached when it can: an account just created elsewhere may

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
@@ -137,19 +138,16 @@ func (r *CredentialAccountReconciler) platformPassword(ctx context.Context, acct
 
 // reclaimPlatform takes back the Secret at a platform account's name that
 // someone else wrote (a foreign field manager, or another account's UID on
-// it): it holds the verifier of the kept password again, with a Warning
-// naming its last writer. A Secret of another type is deleted and created
-// anew, type being immutable.
+// it), or that no update can repair: it holds the verifier of the kept
+// password again, with a Warning naming its last writer, raised before the
+// write so that a write that fails is reported too.
 func (r *CredentialAccountReconciler) reclaimPlatform(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret, f verifier.Format) (*corev1.Secret, error) {
-	writer := lastWriter(cur, credv1.PasswordKey)
 	metrics.VerifierTampered(acct.Namespace)
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.SecretReclaimedReason, eventActionAccount,
-		"Secret %s was not this platform account's (its password last written by %s); it is reclaimed with the verifier of the platform's kept password", cur.Name, writer)
-	if cur.Type != corev1.SecretTypeBasicAuth {
-		if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
-			return nil, fmt.Errorf("deleting Secret %s of type %s to reclaim it: %w", cur.Name, cur.Type, err)
-		}
-		return r.createSecret(ctx, acct, hr, f, cur.Name)
+		"Secret %s %s (its password last written by %s); it is reclaimed with the verifier of the platform's kept password",
+		cur.Name, unfitness(cur), lastWriter(cur, credv1.PasswordKey))
+	if unrepairable(cur) {
+		return r.replacePlatform(ctx, acct, hr, cur, f)
 	}
 	password, _, err := r.platformPassword(ctx, acct)
 	if err != nil {
@@ -166,6 +164,43 @@ func (r *CredentialAccountReconciler) reclaimPlatform(ctx context.Context, acct 
 		return nil, fmt.Errorf("reclaiming Secret %s: %w", cur.Name, err)
 	}
 	return cur, nil
+}
+
+// unrepairable reports an account Secret no update can bring back: being
+// deleted, immutable, or of another type than kubernetes.io/basic-auth.
+func unrepairable(s *corev1.Secret) bool {
+	return !s.DeletionTimestamp.IsZero() || ptr.Deref(s.Immutable, false) || s.Type != corev1.SecretTypeBasicAuth
+}
+
+// unfitness says why a Secret at a platform account's name is reclaimed.
+func unfitness(s *corev1.Secret) string {
+	switch {
+	case !s.DeletionTimestamp.IsZero():
+		return "is being deleted"
+	case ptr.Deref(s.Immutable, false):
+		return "is immutable"
+	case s.Type != corev1.SecretTypeBasicAuth:
+		return fmt.Sprintf("is of type %s", s.Type)
+	}
+	return "is not this platform account's"
+}
+
+// replacePlatform deletes a Secret at a platform account's name that no
+// update can repair, its finalizers removed first so that the deletion
+// completes, with a UID precondition, and creates it again from the kept
+// password.
+func (r *CredentialAccountReconciler) replacePlatform(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret, f verifier.Format) (*corev1.Secret, error) {
+	if len(cur.Finalizers) > 0 {
+		before := cur.DeepCopy()
+		cur.Finalizers = nil
+		if err := r.Patch(ctx, cur, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("removing the finalizers of Secret %s to replace it: %w", cur.Name, err)
+		}
+	}
+	if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("deleting Secret %s to replace it: %w", cur.Name, err)
+	}
+	return r.createSecret(ctx, acct, hr, f, cur.Name)
 }
 
 // deleteKept deletes the kept password of acct if it carries acct's UID,
@@ -218,13 +253,13 @@ func (r *CredentialAccountReconciler) checkPlatform(ctx context.Context, acct *c
 	if err != nil {
 		return reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
 	}
+	metrics.VerifierTampered(acct.Namespace)
+	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.VerifierTamperedReason, eventActionAccount,
+		"the stored password of Secret %s did not match the platform's kept password (last written by %s); it is repaired from the kept password", cur.Name, writer)
 	r.setPassword(acct, cur, stored, credv1.OriginGenerated)
 	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
 		return fmt.Errorf("repairing Secret %s: %w", cur.Name, err)
 	}
-	metrics.VerifierTampered(acct.Namespace)
-	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.VerifierTamperedReason, eventActionAccount,
-		"the stored password of Secret %s did not match the platform's kept password (last written by %s); repaired from the kept password", cur.Name, writer)
 	return nil
 }
 

@@ -70,7 +70,7 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
 	foreign, claimed := !ownedBy(&cur, CredentialFieldOwner), !r.holds(acct, &cur)
-	if (foreign || claimed) && acct.GetOwner() == credv1.OwnerPlatform {
+	if (foreign || claimed || unrepairable(&cur)) && acct.GetOwner() == credv1.OwnerPlatform {
 		// The platform account keeps the Secret of its name (it passed the
 		// collision check): whatever was written there in the tenant's
 		// namespace is replaced by the verifier of the kept password.
@@ -142,6 +142,10 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 		s.Annotations[r.AccountKeys.Rotate] = acct.Spec.Rotate
 	}
 	if err := r.Create(ctx, s, client.FieldOwner(CredentialFieldOwner)); err != nil {
+		if apierrors.IsAlreadyExists(err) && acct.GetOwner() == credv1.OwnerPlatform {
+			// Still being deleted, or planted meanwhile: the next attempt reclaims it.
+			return nil, fmt.Errorf("creating Secret %s: it exists again; retrying", name)
+		}
 		if apierrors.IsAlreadyExists(err) {
 			return nil, reconcile.NewStalling(credv1.NameCollisionReason, "Secret %s was created by someone else", name)
 		}

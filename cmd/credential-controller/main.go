@@ -109,7 +109,7 @@ func main() {
 		fail(err, "unable to set up the AccountSource controller")
 	}
 	if accessOpts.Enabled() {
-		startAccessAPI(ctx, mgr, accessOpts, servingOpts, annotationDomain, setup.Recorder)
+		startAccessAPI(ctx, mgr, shard.Sharded(), accessOpts, servingOpts, annotationDomain, setup.Recorder)
 	}
 	ctrl.Log.Info("starting manager")
 	if err := mgr.Start(ctx); err != nil {
@@ -122,7 +122,7 @@ func main() {
 // and writes it conditionally, so replicas never race to a wrong result.
 // CredentialAccounts come from the manager's cache, which every replica
 // runs.
-func startAccessAPI(ctx context.Context, mgr ctrl.Manager, opts *accessapi.Options, serving servingOptions, annotationDomain string,
+func startAccessAPI(ctx context.Context, mgr ctrl.Manager, sharded bool, opts *accessapi.Options, serving servingOptions, annotationDomain string,
 	recorder events.Recorder) {
 	scheme := newScheme()
 	utilruntime.Must(apiregistrationv1.AddToScheme(scheme))
@@ -133,12 +133,18 @@ func startAccessAPI(ctx context.Context, mgr ctrl.Manager, opts *accessapi.Optio
 	if serving.secret != "" {
 		useSharedServingCert(ctx, direct, opts, serving)
 	}
-	srv, err := accessapi.New(opts, &accessapi.Operations{
+	ops := &accessapi.Operations{
 		Client:        direct,
 		AccountReader: mgr.GetCache(),
 		Keys:          account.NewKeys(annotationDomain),
 		Events:        recorder,
-	})
+	}
+	if !sharded {
+		// The cache holds every account: the platform accounts of a
+		// namespace are listed from it. A shard's cache holds its own.
+		ops.NamespaceAccounts = mgr.GetCache()
+	}
+	srv, err := accessapi.New(opts, ops)
 	if err != nil {
 		fail(err, "unable to set up the access API server")
 	}

@@ -56,6 +56,11 @@ type Operations struct {
 	// yet (created a moment ago) or a cache that cannot answer is read
 	// through Client.
 	AccountReader client.Reader
+	// NamespaceAccounts lists the CredentialAccounts of a namespace, to find
+	// a platform account that maps to the Secret a mint would write. It must
+	// hold every account (a sharded controller's cache holds its shard's
+	// only). Nil: Client, uncached.
+	NamespaceAccounts client.Reader
 	// Keys are the account Secret's annotation keys.
 	Keys account.Keys
 	// Events records a Warning on the CredentialAccount when a mint or a
@@ -222,7 +227,7 @@ func (o *Operations) account(ctx context.Context, namespace, name string) (*cred
 // on the Secret in the tenant's namespace, or on the tenant's accounts, a
 // tenant account never writes the Secret a platform account maps to.
 func (o *Operations) platformAccountAt(ctx context.Context, acct *credv1.CredentialAccount) (string, error) {
-	reader := o.AccountReader
+	reader := o.NamespaceAccounts
 	if reader == nil {
 		reader = o.Client
 	}

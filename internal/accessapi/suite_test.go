@@ -189,7 +189,8 @@ func startAccessAPI(ctx context.Context, accounts client.Reader) error {
 	opts.Listener = ln
 	opts.Kubeconfig = kubeconfig
 	opts.CertDir = env.Dir + "/access-api-certs"
-	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, AccountReader: accounts, Keys: keys})
+	// As cmd/credential-controller wires an unsharded controller.
+	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, AccountReader: accounts, NamespaceAccounts: accounts, Keys: keys})
 	if err != nil {
 		return fmt.Errorf("creating the access API server: %w", err)
 	}

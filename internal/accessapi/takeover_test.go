@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
@@ -370,4 +371,91 @@ func TestTenantCannotPreClaimAReservedPlatformUsername(t *testing.T) {
 	g.Expect(m.Status.Password).To(BeEmpty())
 	err = platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: account.SecretName("main", "postgres")}, &corev1.Secret{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no Secret was written at the reserved name: %v", err)
+}
+
+// A Secret no update can repair (made immutable with the tenant's verifier,
+// or planted with another type and a finalizer) is replaced.
+func TestTenantCannotFreezeAForgedPlatformVerifier(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	s := newAccount(t, ns, "db", "root", verifier.SHA256Hex, credv1.OwnerPlatform)
+	platformAcct := accountOf(g, ns, "db")
+	user := "secret-editor-" + rand.String(6)
+	grant(t, ns, user, "", []string{"secrets"}, []string{"get", "list", "create", "update", "patch", "delete"})
+	editor := userClient(t, user)
+	forged, err := mustFormat(g, verifier.SHA256Hex).Verifier("root", "the tenant's password")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// 1. Its verifier, frozen: an immutable Secret's data cannot be updated.
+	g.Eventually(func() error {
+		var cur corev1.Secret
+		if err := editor.Get(ctx, client.ObjectKeyFromObject(s), &cur); err != nil {
+			return err
+		}
+		cur.Data[credv1.PasswordKey] = []byte(forged)
+		cur.Immutable = ptr.To(true)
+		return editor.Update(ctx, &cur, client.FieldOwner("kubectl-edit"))
+	}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+	platformVerifierRestored(g, ns, platformAcct, verifier.SHA256Hex)
+	g.Expect(secretOf(g, ns, s.Name).Immutable).To(BeNil(), "the frozen Secret was replaced")
+
+	// 2. An Opaque Secret of its own, held by a finalizer.
+	g.Expect(editor.Delete(ctx, s)).To(Succeed())
+	planted := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns, Finalizers: []string{"tenant.example/hold"}},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{credv1.UsernameKey: []byte("root"), credv1.PasswordKey: []byte(forged)},
+	}
+	g.Expect(editor.Create(ctx, planted, client.FieldOwner("tenant"))).To(Or(Succeed(), Satisfy(apierrors.IsAlreadyExists)))
+	platformVerifierRestored(g, ns, platformAcct, verifier.SHA256Hex)
+	g.Expect(secretOf(g, ns, s.Name).Type).To(Equal(corev1.SecretTypeBasicAuth))
+}
+
+// A tenant who declares an account at the object name of a platform
+// account the AccountSource would create (any username) does not keep the
+// platform from its account: the platform account takes a name of its own.
+func TestTenantCannotSquatAPlatformAccountName(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	tenant := newTenant(t, ns)
+	g.Expect(tenant.Create(ctx, &credv1.CredentialAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: "main-postgres", Namespace: ns},
+		Spec:       credv1.CredentialAccountSpec{Release: "main", Username: "squatter", Format: credv1.Format{Name: verifier.SCRAMSHA256}},
+	})).To(Succeed())
+	src := &credv1.AccountSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "squat-" + ns},
+		Spec: credv1.AccountSourceSpec{
+			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"squat": ns}},
+			Sources: []credv1.AccountSourceEntry{{Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "postgres"},
+				Template: credv1.AccountTemplate{Format: credv1.Format{Name: verifier.SCRAMSHA256}, Owner: credv1.OwnerPlatform}}},
+		},
+	}
+	g.Expect(platform.Create(ctx, src)).To(Succeed())
+	t.Cleanup(func() { _ = platform.Delete(context.Background(), src) })
+	g.Expect(platform.Create(ctx, &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: "main", Namespace: ns, Labels: map[string]string{"squat": ns}},
+		Spec: helmv2.HelmReleaseSpec{Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+			Chart: "postgres", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"},
+		}}},
+	})).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		var list credv1.CredentialAccountList
+		g.Expect(platform.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{credv1.SourceLabel: src.Name})).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(1))
+		a := list.Items[0]
+		g.Expect(a.Spec.Owner).To(Equal(credv1.OwnerPlatform))
+		g.Expect(a.Spec.Username).To(Equal("postgres"))
+		g.Expect(conditions.IsReady(&a)).To(BeTrue())
+		s := secretOf(g, ns, account.SecretName("main", "postgres"))
+		g.Expect(s.Annotations).To(HaveKeyWithValue(keys.AccountUID, string(a.UID)))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		var got credv1.AccountSource
+		g.Expect(platform.Get(ctx, client.ObjectKeyFromObject(src), &got)).To(Succeed())
+		g.Expect(conditions.IsReady(&got)).To(BeTrue())
+		g.Expect(got.Status.Accounts).To(Equal(int32(1)))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }

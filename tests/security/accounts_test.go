@@ -26,6 +26,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
@@ -77,6 +78,9 @@ func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
 	rerecorded := cur.DeepCopy()
 	rerecorded.Annotations[accountKeys.Origin] = string(credv1.OriginMinted)
 	expectRefused(g, tenant.Update(ctx, rerecorded), "changing the Secret's record")
+	frozen := cur.DeepCopy()
+	frozen.Immutable = ptr.To(true)
+	expectRefused(g, tenant.Update(ctx, frozen), "making the Secret immutable, which would stop its repair")
 	noted := cur.DeepCopy()
 	noted.Annotations["example.org/note"] = "harmless"
 	g.Expect(tenant.Update(ctx, noted)).To(Succeed(), "metadata credo ignores stays writable")
@@ -131,4 +135,33 @@ func TestOnlyThePlatformWritesPlatformAccounts(t *testing.T) {
 	expectRefused(g, tenant.Delete(ctx, &cur), "deleting a platform account")
 	g.Expect(userClient(t, trustControllerUser, trustControllerGroups...).Create(ctx,
 		declare("backup", credv1.OwnerPlatform, nil), client.DryRunAll)).To(Succeed(), "credo's ServiceAccount is admitted")
+}
+
+// credo writes an account's secretLabels under its own identity, which the
+// trust policy admits as a publisher: the contract labels are refused there,
+// so that no account makes credo publish a CA or pose as a projection.
+func TestSecretLabelsCannotCarryCredosContractLabels(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	for _, key := range []string{keys.PublishCACert, keys.Release, keys.TenantCA, "example.org/publish-ca-cert", accountKeys.Account} {
+		err := dryRun(&credv1.CredentialAccount{
+			ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+			Spec: credv1.CredentialAccountSpec{Release: "db", Username: "app", Format: credv1.Format{Name: "scram-sha-256"},
+				SecretLabels: map[string]string{key: "true"}},
+		})
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "secretLabels %s: %v", key, err)
+		err = dryRun(&credv1.AccountSource{
+			ObjectMeta: metav1.ObjectMeta{Name: "users"},
+			Spec: credv1.AccountSourceSpec{Chart: "postgres", Sources: []credv1.AccountSourceEntry{{
+				Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "app"},
+				Template: credv1.AccountTemplate{Format: credv1.Format{Name: "scram-sha-256"}, SecretLabels: map[string]string{key: "true"}},
+			}}},
+		})
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "template secretLabels %s: %v", key, err)
+	}
+	g.Expect(dryRun(&credv1.CredentialAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: credv1.CredentialAccountSpec{Release: "db", Username: "app", Format: credv1.Format{Name: "scram-sha-256"},
+			SecretLabels: map[string]string{"cnpg.io/reload": "true"}},
+	})).To(Succeed(), "an operator's label is fine")
 }

@@ -102,7 +102,10 @@ type AccountTemplate struct {
 	Owner AccountOwner `json:"owner,omitempty"`
 
 	// SecretLabels for the engine's operator.
+	// Credo's contract labels are refused: credo writes these labels
+	// with its own identity, which the admission policies trust.
 	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.endsWith('/publish-ca-cert') && !k.endsWith('/publish-ca-cert-release') && !k.endsWith('/tenant-ca') && !k.endsWith('/account'))",message="secretLabels may not carry credo's contract labels (publish-ca-cert, publish-ca-cert-release, tenant-ca, account): credo would write them as its own"
 	// +optional
 	SecretLabels map[string]string `json:"secretLabels,omitempty"`
 
