@@ -250,6 +250,33 @@ func TestPathLikeAccountNameIsABadRequest(t *testing.T) {
 	}
 }
 
+// newPlatformPostgresSource creates an AccountSource whose one entry is the
+// platform account postgres (suspended or not), and the HelmRelease main
+// in ns it selects.
+func newPlatformPostgresSource(t *testing.T, ns string, suspend bool) *credv1.AccountSource {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	src := &credv1.AccountSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "platform-" + ns},
+		Spec: credv1.AccountSourceSpec{
+			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"platform-source": ns}},
+			Suspend:         suspend,
+			Sources: []credv1.AccountSourceEntry{{Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "postgres"},
+				Template: credv1.AccountTemplate{Format: credv1.Format{Name: verifier.SCRAMSHA256}, Owner: credv1.OwnerPlatform}}},
+		},
+	}
+	g.Expect(platform.Create(ctx, src)).To(Succeed())
+	t.Cleanup(func() { _ = platform.Delete(context.Background(), src) })
+	g.Expect(platform.Create(ctx, &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: "main", Namespace: ns, Labels: map[string]string{"platform-source": ns}},
+		Spec: helmv2.HelmReleaseSpec{Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+			Chart: "postgres", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"},
+		}}},
+	})).To(Succeed())
+	return src
+}
+
 func mustFormat(g Gomega, name string) verifier.Format {
 	f, err := verifier.Lookup(name)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -338,23 +365,7 @@ func TestTenantCannotPreClaimAReservedPlatformUsername(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	src := &credv1.AccountSource{
-		ObjectMeta: metav1.ObjectMeta{Name: "reserved-" + ns},
-		Spec: credv1.AccountSourceSpec{
-			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"reserved": ns}},
-			Suspend:         true,
-			Sources: []credv1.AccountSourceEntry{{Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "postgres"},
-				Template: credv1.AccountTemplate{Format: credv1.Format{Name: verifier.SCRAMSHA256}, Owner: credv1.OwnerPlatform}}},
-		},
-	}
-	g.Expect(platform.Create(ctx, src)).To(Succeed())
-	t.Cleanup(func() { _ = platform.Delete(context.Background(), src) })
-	g.Expect(platform.Create(ctx, &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: "main", Namespace: ns, Labels: map[string]string{"reserved": ns}},
-		Spec: helmv2.HelmReleaseSpec{Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-			Chart: "postgres", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"},
-		}}},
-	})).To(Succeed())
+	newPlatformPostgresSource(t, ns, true)
 	tenant := newTenant(t, ns)
 	g.Expect(tenant.Create(ctx, &credv1.CredentialAccount{
 		ObjectMeta: metav1.ObjectMeta{Name: "main-postgres", Namespace: ns},
@@ -424,22 +435,7 @@ func TestTenantCannotSquatAPlatformAccountName(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "main-postgres", Namespace: ns},
 		Spec:       credv1.CredentialAccountSpec{Release: "main", Username: "squatter", Format: credv1.Format{Name: verifier.SCRAMSHA256}},
 	})).To(Succeed())
-	src := &credv1.AccountSource{
-		ObjectMeta: metav1.ObjectMeta{Name: "squat-" + ns},
-		Spec: credv1.AccountSourceSpec{
-			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"squat": ns}},
-			Sources: []credv1.AccountSourceEntry{{Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "postgres"},
-				Template: credv1.AccountTemplate{Format: credv1.Format{Name: verifier.SCRAMSHA256}, Owner: credv1.OwnerPlatform}}},
-		},
-	}
-	g.Expect(platform.Create(ctx, src)).To(Succeed())
-	t.Cleanup(func() { _ = platform.Delete(context.Background(), src) })
-	g.Expect(platform.Create(ctx, &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: "main", Namespace: ns, Labels: map[string]string{"squat": ns}},
-		Spec: helmv2.HelmReleaseSpec{Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-			Chart: "postgres", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"},
-		}}},
-	})).To(Succeed())
+	src := newPlatformPostgresSource(t, ns, false)
 
 	g.Eventually(func(g Gomega) {
 		var list credv1.CredentialAccountList
