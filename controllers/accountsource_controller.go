@@ -141,14 +141,19 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	// source's existing accounts; named, the name each has (a platform
 	// account may have taken a name of its own, see create).
 	held := map[string]map[string]bool{}
-	named := map[string]string{}
-	for _, a := range existing.Items {
+	named := map[string]*credv1.CredentialAccount{}
+	for i := range existing.Items {
+		a := existing.Items[i]
 		rel := a.Namespace + "/" + a.Labels[credv1.ReleaseLabel]
 		if held[rel] == nil {
 			held[rel] = map[string]bool{}
 		}
 		held[rel][a.Labels[entryLabel]+"/"+a.Spec.Username] = true
-		named[identity(&a)] = a.Name
+		// Of two accounts of one identity (a fallback name and the own
+		// name, across a shard hand-over), the older keeps it.
+		if other, ok := named[identity(&a)]; !ok || olderThan(&a, other) {
+			named[identity(&a)] = &a
+		}
 	}
 	var hrs helmv2.HelmReleaseList
 	if err := r.List(ctx, &hrs); err != nil {
@@ -179,8 +184,8 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			keep[hr.Namespace+"/"+hr.Name+"/"+strconv.Itoa(e)] = true
 		}
 		for _, a := range d.accounts {
-			if name, ok := named[identity(a)]; ok {
-				a.Name = name
+			if cur, ok := named[identity(a)]; ok {
+				a.Name = cur.Name
 			}
 			r.Shard.Stamp(a, hr)
 			derived = append(derived, a)
@@ -325,11 +330,25 @@ func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.Accoun
 			return nil, fmt.Errorf("reading account %s/%s: %w", a.Namespace, a.Name, err)
 		}
 		if p := conflict(&cur, a); p != nil {
-			if a.Spec.Owner == credv1.OwnerPlatform && cur.Labels[credv1.SourceLabel] != src.Name {
+			if a.Spec.Owner != credv1.OwnerPlatform || cur.GetOwner() == credv1.OwnerPlatform {
+				return p, nil
+			}
+			if cur.Labels[credv1.SourceLabel] == src.Name && cur.Spec.Release != a.Spec.Release {
+				// A tenant account the source derived for another release
+				// (served by another shard) squats the platform account's
+				// name: it makes way, as in sync.
+				if err := r.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+					return nil, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err)
+				}
+				return &problem{credv1.UsernameRefusedReason, fmt.Sprintf(
+					"HelmRelease %s/%s: username %s has the account name %s of a platform account of release %s; its account is deleted",
+					cur.Namespace, cur.Spec.Release, quoteKey(cur.Spec.Username), cur.Name, a.Spec.Release)}, nil
+			}
+			if cur.Labels[credv1.SourceLabel] != src.Name {
 				// An account the source did not create holds the name of a
 				// platform account: the platform account takes a name of its
 				// own, which a tenant cannot know in advance, and keeps it.
-				return nil, r.createAs(ctx, a, platformFallbackName(src, a))
+				return r.createAs(ctx, a, platformFallbackName(src, a))
 			}
 			return p, nil
 		}
@@ -342,15 +361,35 @@ func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.Accoun
 	return nil, fmt.Errorf("creating account %s/%s: %w", a.Namespace, a.Name, err)
 }
 
-// createAs creates a under another name; one that exists already is the
-// account of an earlier attempt.
-func (r *AccountSourceReconciler) createAs(ctx context.Context, a *credv1.CredentialAccount, name string) error {
+// createAs creates a under another name. An account already there is the
+// one of an earlier attempt if it is the same account (else a conflict),
+// taken over from another shard if need be.
+func (r *AccountSourceReconciler) createAs(ctx context.Context, a *credv1.CredentialAccount, name string) (*problem, error) {
 	b := a.DeepCopy()
 	b.Name = name
-	if err := r.Create(ctx, b, client.FieldOwner(CredentialFieldOwner)); client.IgnoreAlreadyExists(err) != nil {
-		return fmt.Errorf("creating account %s/%s: %w", b.Namespace, b.Name, err)
+	err := r.Create(ctx, b, client.FieldOwner(CredentialFieldOwner))
+	if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return nil, fmt.Errorf("creating account %s/%s: %w", b.Namespace, b.Name, err)
+		}
+		return nil, nil
 	}
-	return nil
+	var cur credv1.CredentialAccount
+	if err := r.reader().Get(ctx, client.ObjectKeyFromObject(b), &cur); err != nil {
+		return nil, fmt.Errorf("reading account %s/%s: %w", b.Namespace, b.Name, err)
+	}
+	if p := conflict(&cur, b); p != nil {
+		return p, nil
+	}
+	return nil, r.takeOver(ctx, b)
+}
+
+// olderThan orders accounts by creation, then name.
+func olderThan(a, b *credv1.CredentialAccount) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
 }
 
 // identity is what makes a generated account the same account whatever its

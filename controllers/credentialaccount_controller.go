@@ -132,6 +132,11 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 		}
 		return r.fail(acct, credv1.SecretFailedCondition, err)
 	}
+	if !hr.DeletionTimestamp.IsZero() {
+		// Its Secret goes with it, by garbage collection: nothing to write.
+		return r.fail(acct, credv1.SecretFailedCondition,
+			reconcile.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s is being deleted", acct.Spec.Release))
+	}
 	if err := r.checkAccountCollision(ctx, acct); err != nil {
 		return r.fail(acct, credv1.SecretFailedCondition, err)
 	}

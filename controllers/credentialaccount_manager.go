@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -62,6 +63,9 @@ func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr 
 		Watches(&helmv2.HelmRelease{}, handler.EnqueueRequestsFromMapFunc(r.accountsOfRelease), builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.accountsOfSecret)).
+		// A platform entry reserving a name, or no longer reserving it.
+		Watches(&credv1.AccountSource{}, handler.EnqueueRequestsFromMapFunc(r.accountsInCollision),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("credentialaccount").
 		Complete(gated(r.Shard, r, r.servesAccount))
 }
@@ -72,6 +76,24 @@ func (r *CredentialAccountReconciler) accountsOfRelease(ctx context.Context, o c
 
 func (r *CredentialAccountReconciler) accountsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.accountsBy(ctx, o.GetNamespace(), accountSecretIndex, o.GetName())
+}
+
+// accountsInCollision are the tenant accounts refused with
+// AccountCollision, which an AccountSource's platform entries may reserve.
+func (r *CredentialAccountReconciler) accountsInCollision(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list credv1.CredentialAccountList
+	if err := r.List(ctx, &list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing CredentialAccounts")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		a := &list.Items[i]
+		if a.GetOwner() != credv1.OwnerPlatform && conditions.GetReason(a, credv1.SecretFailedCondition) == credv1.AccountCollisionReason {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(a)})
+		}
+	}
+	return reqs
 }
 
 func (r *CredentialAccountReconciler) accountsBy(ctx context.Context, ns, index, value string) []reconcile.Request {

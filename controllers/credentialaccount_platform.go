@@ -79,10 +79,11 @@ func (r *CredentialAccountReconciler) readKept(ctx context.Context, acct *credv1
 }
 
 // keepPlatformPassword writes a platform account's plaintext into the
-// platform namespace, which no tenant can read: created when missing,
-// otherwise updated conditionally on the version read, and only when it
-// belongs to acct.
-func (r *CredentialAccountReconciler) keepPlatformPassword(ctx context.Context, acct *credv1.CredentialAccount, password string) error {
+// platform namespace, which no tenant can read, with the spec.rotate value
+// it answers: created when missing, otherwise updated conditionally on the
+// version read, and only when it belongs to acct. The rotate value is kept
+// there, out of the tenant's reach, not only on the account Secret.
+func (r *CredentialAccountReconciler) keepPlatformPassword(ctx context.Context, acct *credv1.CredentialAccount, password, rotate string) error {
 	kept, err := r.readKept(ctx, acct)
 	if err != nil {
 		return err
@@ -96,6 +97,7 @@ func (r *CredentialAccountReconciler) keepPlatformPassword(ctx context.Context, 
 	}
 	kept.Labels[r.AccountKeys.Account] = keptLabel(acct)
 	r.AccountKeys.Stamp(kept, acct.UID)
+	setRotate(kept, r.AccountKeys.Rotate, rotate)
 	kept.Type = corev1.SecretTypeBasicAuth
 	kept.Data = map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username), credv1.PasswordKey: []byte(password)}
 	if create {
@@ -109,31 +111,49 @@ func (r *CredentialAccountReconciler) keepPlatformPassword(ctx context.Context, 
 	return nil
 }
 
+// setRotate records the spec.rotate value a password answers; none removes it.
+func setRotate(s *corev1.Secret, key, rotate string) {
+	if rotate == "" {
+		delete(s.Annotations, key)
+		return
+	}
+	metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, rotate)
+}
+
+// platformSecret is a platform account's kept password and the spec.rotate
+// value it answers.
+type platformSecret struct {
+	password, rotate string
+}
+
 // platformPassword returns the kept password of acct, or keeps and returns
-// a new one when there is none; fresh tells which.
-func (r *CredentialAccountReconciler) platformPassword(ctx context.Context, acct *credv1.CredentialAccount) (string, bool, error) {
+// a new one (answering the current spec.rotate) when there is none. legacy
+// is the rotate value a kept password written before it was recorded there
+// answers: the account Secret's.
+func (r *CredentialAccountReconciler) platformPassword(ctx context.Context, acct *credv1.CredentialAccount, legacy string) (platformSecret, error) {
 	kept, err := r.readKept(ctx, acct)
 	if err != nil {
-		return "", false, err
+		return platformSecret{}, err
 	}
 	if kept != nil && len(kept.Data[credv1.PasswordKey]) > 0 {
-		password := string(kept.Data[credv1.PasswordKey])
+		k := platformSecret{password: string(kept.Data[credv1.PasswordKey]), rotate: kept.Annotations[r.AccountKeys.Rotate]}
 		if !r.AccountKeys.Claimed(kept) {
-			// Written before UIDs were recorded: record acct's.
-			if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
-				return "", false, err
+			// Written before UIDs and rotate values were recorded there.
+			k.rotate = legacy
+			if err := r.keepPlatformPassword(ctx, acct, k.password, k.rotate); err != nil {
+				return platformSecret{}, err
 			}
 		}
-		return password, false, nil
+		return k, nil
 	}
 	password, err := account.GeneratePassword()
 	if err != nil {
-		return "", false, err
+		return platformSecret{}, err
 	}
-	if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
-		return "", false, err
+	if err := r.keepPlatformPassword(ctx, acct, password, acct.Spec.Rotate); err != nil {
+		return platformSecret{}, err
 	}
-	return password, true, nil
+	return platformSecret{password: password, rotate: acct.Spec.Rotate}, nil
 }
 
 // reclaimPlatform takes back the Secret at a platform account's name that
@@ -142,23 +162,24 @@ func (r *CredentialAccountReconciler) platformPassword(ctx context.Context, acct
 // password again, with a Warning naming its last writer, raised before the
 // write so that a write that fails is reported too.
 func (r *CredentialAccountReconciler) reclaimPlatform(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret, f verifier.Format) (*corev1.Secret, error) {
+	k, err := r.platformPassword(ctx, acct, cur.Annotations[r.AccountKeys.Rotate])
+	if err != nil {
+		return nil, err
+	}
+	stored, err := f.Verifier(acct.Spec.Username, k.password)
+	if err != nil {
+		return nil, reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
+	}
 	metrics.VerifierTampered(acct.Namespace)
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.SecretReclaimedReason, eventActionAccount,
 		"Secret %s %s (its password last written by %s); it is reclaimed with the verifier of the platform's kept password",
 		cur.Name, unfitness(cur), lastWriter(cur, credv1.PasswordKey))
-	if unrepairable(cur) {
+	if frozen(cur) || !cur.DeletionTimestamp.IsZero() {
 		return r.replacePlatform(ctx, acct, hr, cur, f)
-	}
-	password, _, err := r.platformPassword(ctx, acct)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := f.Verifier(acct.Spec.Username, password)
-	if err != nil {
-		return nil, reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
 	}
 	cur.Data = map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username)}
 	r.setPassword(acct, cur, stored, credv1.OriginGenerated)
+	setRotate(cur, r.AccountKeys.Rotate, k.rotate)
 	r.stampMetadata(acct, hr, cur)
 	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
 		return nil, fmt.Errorf("reclaiming Secret %s: %w", cur.Name, err)
@@ -166,10 +187,10 @@ func (r *CredentialAccountReconciler) reclaimPlatform(ctx context.Context, acct 
 	return cur, nil
 }
 
-// unrepairable reports an account Secret no update can bring back: being
-// deleted, immutable, or of another type than kubernetes.io/basic-auth.
-func unrepairable(s *corev1.Secret) bool {
-	return !s.DeletionTimestamp.IsZero() || ptr.Deref(s.Immutable, false) || s.Type != corev1.SecretTypeBasicAuth
+// frozen reports an account Secret no update can repair: immutable, or of
+// another type than kubernetes.io/basic-auth.
+func frozen(s *corev1.Secret) bool {
+	return ptr.Deref(s.Immutable, false) || s.Type != corev1.SecretTypeBasicAuth
 }
 
 // unfitness says why a Secret at a platform account's name is reclaimed.
@@ -221,46 +242,62 @@ func (r *CredentialAccountReconciler) deleteKept(ctx context.Context, acct *cred
 }
 
 // checkPlatform keeps a platform account's stored verifier equal to the
-// verifier of the kept password. A rotation request, or a kept password
-// gone, generates a new password; a stored value that does not match the
-// kept one (written by someone else) is repaired from it, with a Warning
-// naming its last writer.
-func (r *CredentialAccountReconciler) checkPlatform(ctx context.Context, acct *credv1.CredentialAccount, cur *corev1.Secret, f verifier.Format) error {
-	if acct.Spec.Rotate != "" && acct.Spec.Rotate != cur.Annotations[r.AccountKeys.Rotate] {
-		return r.rotatePlatform(ctx, acct, cur, f)
-	}
+// verifier of the kept password. A rotation request the kept password does
+// not answer (recorded with it, out of the tenant's reach), or a kept
+// password gone, generates a new password; a stored value that does not
+// match the kept one (written by someone else) is repaired from it, with a
+// Warning naming its last writer. A Secret being deleted (its release
+// going, garbage collection) is awaited while it holds the kept password's
+// verifier, and replaced when it does not. It returns the Secret to go on
+// with.
+func (r *CredentialAccountReconciler) checkPlatform(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret, f verifier.Format) (*corev1.Secret, error) {
 	kept, err := r.readKept(ctx, acct)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if kept == nil {
 		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.KeptPasswordLostReason, eventActionAccount,
 			"the kept password of %s is missing from %s; a new password is generated", cur.Name, r.PlatformNamespace)
-		return r.rotatePlatform(ctx, acct, cur, f)
+		return cur, r.rotatePlatform(ctx, acct, cur, f)
 	}
-	if !r.AccountKeys.Claimed(kept) {
-		// Written before UIDs were recorded: record acct's.
-		if err := r.keepPlatformPassword(ctx, acct, string(kept.Data[credv1.PasswordKey])); err != nil {
-			return err
-		}
-	}
-	password := string(kept.Data[credv1.PasswordKey])
-	if verifier.Matches(f, acct.Spec.Username, password, string(cur.Data[credv1.PasswordKey])) {
-		return nil
-	}
-	writer := lastWriter(cur, credv1.PasswordKey)
-	stored, err := f.Verifier(acct.Spec.Username, password)
+	k, err := r.platformPassword(ctx, acct, cur.Annotations[r.AccountKeys.Rotate])
 	if err != nil {
-		return reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
+		return nil, err
+	}
+	if acct.Spec.Rotate != "" && acct.Spec.Rotate != k.rotate {
+		return cur, r.rotatePlatform(ctx, acct, cur, f)
+	}
+	matches := verifier.Matches(f, acct.Spec.Username, k.password, string(cur.Data[credv1.PasswordKey]))
+	if !cur.DeletionTimestamp.IsZero() {
+		if matches {
+			return nil, reconcile.NewWaiting(credv1.SecretDeletingReason, "Secret %s is being deleted; it is created again once it is gone", cur.Name)
+		}
+		return r.reclaimPlatform(ctx, acct, hr, cur, f)
+	}
+	if matches && cur.Annotations[r.AccountKeys.Rotate] == k.rotate {
+		return cur, nil
+	}
+	if matches {
+		setRotate(cur, r.AccountKeys.Rotate, k.rotate)
+		if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
+			return nil, fmt.Errorf("recording the rotation of Secret %s: %w", cur.Name, err)
+		}
+		return cur, nil
+	}
+	stored, err := f.Verifier(acct.Spec.Username, k.password)
+	if err != nil {
+		return nil, reconcile.NewStalling(credv1.UnknownFormatReason, "format %s: %s", f.Name(), err.Error())
 	}
 	metrics.VerifierTampered(acct.Namespace)
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.VerifierTamperedReason, eventActionAccount,
-		"the stored password of Secret %s did not match the platform's kept password (last written by %s); it is repaired from the kept password", cur.Name, writer)
+		"the stored password of Secret %s did not match the platform's kept password (last written by %s); it is repaired from the kept password",
+		cur.Name, lastWriter(cur, credv1.PasswordKey))
 	r.setPassword(acct, cur, stored, credv1.OriginGenerated)
+	setRotate(cur, r.AccountKeys.Rotate, k.rotate)
 	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
-		return fmt.Errorf("repairing Secret %s: %w", cur.Name, err)
+		return nil, fmt.Errorf("repairing Secret %s: %w", cur.Name, err)
 	}
-	return nil
+	return cur, nil
 }
 
 // rotatePlatform generates a new password for a platform account, keeps it,
@@ -277,13 +314,11 @@ func (r *CredentialAccountReconciler) rotatePlatform(ctx context.Context, acct *
 	// Keep the new password first: a lost account write leaves a kept
 	// password the next reconcile writes the verifier of (it no longer
 	// matches), never an account nobody can recover.
-	if err := r.keepPlatformPassword(ctx, acct, password); err != nil {
+	if err := r.keepPlatformPassword(ctx, acct, password, acct.Spec.Rotate); err != nil {
 		return err
 	}
 	r.setPassword(acct, cur, stored, credv1.OriginGenerated)
-	if acct.Spec.Rotate != "" {
-		cur.Annotations[r.AccountKeys.Rotate] = acct.Spec.Rotate
-	}
+	setRotate(cur, r.AccountKeys.Rotate, acct.Spec.Rotate)
 	if err := r.Update(ctx, cur, client.FieldOwner(CredentialFieldOwner)); err != nil {
 		return fmt.Errorf("rotating Secret %s: %w", cur.Name, err)
 	}

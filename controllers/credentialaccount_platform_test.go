@@ -132,3 +132,55 @@ func TestOfTwoUsernamesMappingToOneSecretTheHolderKeepsIt(t *testing.T) {
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(&s), &after)).To(Succeed(), "the holder's Secret was not deleted")
 	g.Expect(after.UID).To(Equal(s.UID))
 }
+
+// A platform account's Secret deleted by someone else comes back with the
+// kept password, without a rotation (even with spec.rotate set); one being
+// deleted while it holds the kept password's verifier is awaited, not
+// reclaimed.
+func TestDeletedPlatformSecretComesBackWithTheKeptPassword(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	newHelmRelease(t, ns, "pg", "postgres", nil)
+	acct := newAccount(t, ns, "pg-postgres", "pg", "postgres", verifier.SCRAMSHA256, func(a *credv1.CredentialAccount) {
+		a.Spec.Owner = credv1.OwnerPlatform
+		a.Spec.Rotate = "2026-12-01"
+	})
+	accountWith(g, ns, acct.Name, accountReady)
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(acct), acct)).To(Succeed())
+	var kept corev1.Secret
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: testPlatformNamespace, Name: PlatformSecretName(acct)}, &kept)).To(Succeed())
+	password := string(kept.Data[credv1.PasswordKey])
+	f, err := verifier.Lookup(verifier.SCRAMSHA256)
+	g.Expect(err).NotTo(HaveOccurred())
+	key := client.ObjectKey{Namespace: ns, Name: account.SecretName("pg", "postgres")}
+
+	// Held by a finalizer while it is deleted: awaited.
+	var s corev1.Secret
+	g.Expect(k8sClient.Get(ctx, key, &s)).To(Succeed())
+	s.Finalizers = append(s.Finalizers, "example.org/hold")
+	g.Expect(k8sClient.Update(ctx, &s)).To(Succeed())
+	g.Expect(k8sClient.Delete(ctx, &s)).To(Succeed())
+	accountWith(g, ns, acct.Name, accountReason(credv1.SecretFailedCondition, credv1.SecretDeletingReason))
+	g.Expect(k8sClient.Get(ctx, key, &s)).To(Succeed())
+	s.Finalizers = nil
+	g.Expect(k8sClient.Update(ctx, &s)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		var back corev1.Secret
+		g.Expect(k8sClient.Get(ctx, key, &back)).To(Succeed())
+		g.Expect(back.UID).NotTo(Equal(s.UID))
+		g.Expect(verifier.Matches(f, "postgres", password, string(back.Data[credv1.PasswordKey]))).To(BeTrue(), "the kept password's verifier (values not printed)")
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	accountWith(g, ns, acct.Name, accountReady)
+	g.Consistently(func(g Gomega) {
+		var k corev1.Secret
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(&kept), &k)).To(Succeed())
+		g.Expect(string(k.Data[credv1.PasswordKey]) == password).To(BeTrue(), "no rotation (values not printed)")
+	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+	var list corev1.EventList
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	for _, e := range list.Items {
+		g.Expect(e.Reason).NotTo(BeElementOf(credv1.SecretReclaimedReason, credv1.VerifierTamperedReason), "no tamper signal for a deletion")
+	}
+}

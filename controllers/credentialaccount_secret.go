@@ -70,7 +70,7 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
 	foreign, claimed := !ownedBy(&cur, CredentialFieldOwner), !r.holds(acct, &cur)
-	if (foreign || claimed || unrepairable(&cur)) && acct.GetOwner() == credv1.OwnerPlatform {
+	if (foreign || claimed || frozen(&cur)) && acct.GetOwner() == credv1.OwnerPlatform {
 		// The platform account keeps the Secret of its name (it passed the
 		// collision check): whatever was written there in the tenant's
 		// namespace is replaced by the verifier of the kept password.
@@ -85,9 +85,11 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 			"Secret %s belongs to another CredentialAccount; it is left untouched", name)
 	}
 	if acct.GetOwner() == credv1.OwnerPlatform {
-		if err := r.checkPlatform(ctx, acct, &cur, f); err != nil {
+		checked, err := r.checkPlatform(ctx, acct, hr, &cur, f)
+		if err != nil {
 			return nil, err
 		}
+		cur = *checked
 	}
 	next := cur.DeepCopy()
 	r.stampMetadata(acct, hr, next)
@@ -111,7 +113,7 @@ func (r *CredentialAccountReconciler) holds(acct *credv1.CredentialAccount, s *c
 }
 
 func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format, name string) (*corev1.Secret, error) {
-	origin, fresh := credv1.OriginNotIssued, true
+	origin, rotate := credv1.OriginNotIssued, ""
 	password, err := account.GeneratePassword()
 	if err != nil {
 		return nil, err
@@ -119,9 +121,11 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 	if acct.GetOwner() == credv1.OwnerPlatform {
 		origin = credv1.OriginGenerated
 		// A Secret deleted by someone else comes back with the kept password.
-		if password, fresh, err = r.platformPassword(ctx, acct); err != nil {
+		k, err := r.platformPassword(ctx, acct, "")
+		if err != nil {
 			return nil, err
 		}
+		password, rotate = k.password, k.rotate
 	}
 	stored, err := f.Verifier(acct.Spec.Username, password)
 	if err != nil {
@@ -137,10 +141,9 @@ func (r *CredentialAccountReconciler) createSecret(ctx context.Context, acct *cr
 		r.AccountKeys.History: account.History(nil).Append(origin, controllerIdentity, r.now()).String(),
 	}
 	r.stampMetadata(acct, hr, s)
-	if origin == credv1.OriginGenerated && fresh && acct.Spec.Rotate != "" {
-		// A fresh password already answers the current rotation request.
-		s.Annotations[r.AccountKeys.Rotate] = acct.Spec.Rotate
-	}
+	// The rotation request the kept password answers (a new one answers
+	// the current request).
+	setRotate(s, r.AccountKeys.Rotate, rotate)
 	if err := r.Create(ctx, s, client.FieldOwner(CredentialFieldOwner)); err != nil {
 		if apierrors.IsAlreadyExists(err) && acct.GetOwner() == credv1.OwnerPlatform {
 			// Still being deleted, or planted meanwhile: the next attempt reclaims it.

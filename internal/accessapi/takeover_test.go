@@ -365,7 +365,7 @@ func TestTenantCannotPreClaimAReservedPlatformUsername(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	newPlatformPostgresSource(t, ns, true)
+	src := newPlatformPostgresSource(t, ns, true)
 	tenant := newTenant(t, ns)
 	g.Expect(tenant.Create(ctx, &credv1.CredentialAccount{
 		ObjectMeta: metav1.ObjectMeta{Name: "main-postgres", Namespace: ns},
@@ -382,6 +382,12 @@ func TestTenantCannotPreClaimAReservedPlatformUsername(t *testing.T) {
 	g.Expect(m.Status.Password).To(BeEmpty())
 	err = platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: account.SecretName("main", "postgres")}, &corev1.Secret{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no Secret was written at the reserved name: %v", err)
+
+	// Without the reservation, the account is the tenant's.
+	g.Expect(platform.Delete(ctx, src)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsReady(accountOf(g, ns, "main-postgres"))).To(BeTrue())
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 
 // A Secret no update can repair (made immutable with the tenant's verifier,

@@ -67,6 +67,11 @@ const (
 	// the Secret would have no owner. Waits on the watch.
 	HelmReleaseNotFoundReason string = "HelmReleaseNotFound"
 
+	// SecretDeletingReason (SecretFailed, waiting): a platform account's
+	// Secret, still holding the kept password's verifier, is being deleted
+	// (garbage collection, its release going); it is created again once gone.
+	SecretDeletingReason string = "SecretDeleting"
+
 	// WriteFailedReason (SecretFailed): the API server refused the write.
 	WriteFailedReason string = "WriteFailed"
 
