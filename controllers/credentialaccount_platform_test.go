@@ -56,18 +56,28 @@ func secretWriter(t *testing.T, ns, user string) client.Client {
 	return c
 }
 
+// readyPlatformAccount declares the release pg and its platform account
+// postgres (scram-sha-256, with spec.rotate when given) and returns it once
+// Ready.
+func readyPlatformAccount(t *testing.T, ns, rotate string) *credv1.CredentialAccount {
+	t.Helper()
+	g := NewWithT(t)
+	newHelmRelease(t, ns, "pg", "postgres", nil)
+	acct := newAccount(t, ns, "pg-postgres", "pg", "postgres", verifier.SCRAMSHA256, func(a *credv1.CredentialAccount) {
+		a.Spec.Owner, a.Spec.Rotate = credv1.OwnerPlatform, rotate
+	})
+	accountWith(g, ns, acct.Name, accountReady)
+	g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(acct), acct)).To(Succeed())
+	return acct
+}
+
 // A platform account's stored verifier that someone else rewrote is found
 // on the next reconcile, repaired from the kept password, and reported.
 func TestTamperedPlatformVerifierIsRepairedFromTheKeptPassword(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newTestNamespace(t)
-	newHelmRelease(t, ns, "pg", "postgres", nil)
-	acct := newAccount(t, ns, "pg-postgres", "pg", "postgres", verifier.SCRAMSHA256, func(a *credv1.CredentialAccount) {
-		a.Spec.Owner = credv1.OwnerPlatform
-	})
-	accountWith(g, ns, acct.Name, accountReady)
-	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(acct), acct)).To(Succeed())
+	acct := readyPlatformAccount(t, ns, "")
 	f, err := verifier.Lookup(verifier.SCRAMSHA256)
 	g.Expect(err).NotTo(HaveOccurred())
 	var kept corev1.Secret
@@ -141,13 +151,7 @@ func TestDeletedPlatformSecretComesBackWithTheKeptPassword(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newTestNamespace(t)
-	newHelmRelease(t, ns, "pg", "postgres", nil)
-	acct := newAccount(t, ns, "pg-postgres", "pg", "postgres", verifier.SCRAMSHA256, func(a *credv1.CredentialAccount) {
-		a.Spec.Owner = credv1.OwnerPlatform
-		a.Spec.Rotate = "2026-12-01"
-	})
-	accountWith(g, ns, acct.Name, accountReady)
-	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(acct), acct)).To(Succeed())
+	acct := readyPlatformAccount(t, ns, "2026-12-01")
 	var kept corev1.Secret
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: testPlatformNamespace, Name: PlatformSecretName(acct)}, &kept)).To(Succeed())
 	password := string(kept.Data[credv1.PasswordKey])
