@@ -90,6 +90,10 @@ func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		conditions.MarkStalled(&src, credv1.UnsupportedSourceKindReason, "%s", syncErr.Error())
 		conditions.MarkFalse(&src, meta.ReadyCondition, credv1.UnsupportedSourceKindReason, "%s", syncErr.Error())
 		syncErr = nil
+	case errors.Is(syncErr, errInvalidSelector):
+		conditions.MarkStalled(&src, credv1.InvalidSelectorReason, "%s", syncErr.Error())
+		conditions.MarkFalse(&src, meta.ReadyCondition, credv1.InvalidSelectorReason, "%s", syncErr.Error())
+		syncErr = nil
 	case errors.As(syncErr, &refused):
 		conditions.Delete(&src, meta.StalledCondition)
 		conditions.MarkFalse(&src, meta.ReadyCondition, refused.problems[0].reason, "%s", refused.Error())
@@ -169,7 +173,7 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		hr := &hrs.Items[i]
 		ok, err := sourceSelects(src, hr)
 		if err != nil {
-			return fmt.Errorf("%w: %w", errUnsupportedSource, err)
+			return fmt.Errorf("%w: %w", errInvalidSelector, err)
 		}
 		if !ok || !hr.DeletionTimestamp.IsZero() {
 			continue

@@ -200,3 +200,26 @@ func TestAValuesKeyOfAnotherReleaseCannotSquatAPlatformAccountName(t *testing.T)
 		g.Expect(conditions.GetMessage(src, meta.ReadyCondition)).To(ContainSubstring(`HelmRelease ` + ns + `/pg: username "main-postgres" has the account name pg-main-postgres of release pg-main`))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }
+
+// A releaseSelector that cannot be parsed is said as such, not as an
+// unsupported source kind.
+func TestInvalidReleaseSelectorIsStalledAsSuch(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newTestNamespace(t)
+	newHelmRelease(t, ns, "x", "anything", nil)
+	src := &credv1.AccountSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "bad-selector-" + ns},
+		Spec: credv1.AccountSourceSpec{
+			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"not a key!": "x"}},
+			Sources: []credv1.AccountSourceEntry{{Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "app"},
+				Template: credv1.AccountTemplate{Format: credv1.Format{Name: "plaintext"}}}},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, src)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), src) })
+	g.Eventually(func() string {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(src), src)
+		return conditions.GetReason(src, meta.StalledCondition)
+	}, 20*time.Second, 100*time.Millisecond).Should(Equal(credv1.InvalidSelectorReason))
+}

@@ -36,6 +36,9 @@ import (
 // errUnsupportedSource refuses source kinds that are named in the API but not built.
 var errUnsupportedSource = errors.New("source kind is not supported yet")
 
+// errInvalidSelector refuses a releaseSelector that cannot be parsed.
+var errInvalidSelector = errors.New("invalid releaseSelector")
+
 // sourceSelects reports whether the AccountSource applies to the release.
 func sourceSelects(src *credv1.AccountSource, hr *helmv2.HelmRelease) (bool, error) {
 	if src.Spec.Chart != "" && (hr.Spec.Chart == nil || hr.Spec.Chart.Spec.Chart != src.Spec.Chart) {

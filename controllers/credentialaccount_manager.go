@@ -36,8 +36,9 @@ import (
 )
 
 const (
-	// accountSecretIndex indexes CredentialAccounts by their Secret's name.
-	accountSecretIndex = ".status.accountSecret"
+	// accountSecretIndex indexes CredentialAccounts by the name of their
+	// Secret, <release>.<dns(username)>.account, computed from the spec.
+	accountSecretIndex = "accountSecretName"
 	// accountReleaseIndex indexes CredentialAccounts by spec.release.
 	accountReleaseIndex = ".spec.release"
 )
@@ -47,13 +48,20 @@ const (
 func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &credv1.CredentialAccount{}, accountSecretIndex, func(o client.Object) []string {
-		a := o.(*credv1.CredentialAccount)
+		a, ok := o.(*credv1.CredentialAccount)
+		if !ok {
+			return nil
+		}
 		return []string{account.SecretName(a.Spec.Release, a.Spec.Username)}
 	}); err != nil {
 		return fmt.Errorf("indexing %s: %w", accountSecretIndex, err)
 	}
 	if err := idx.IndexField(ctx, &credv1.CredentialAccount{}, accountReleaseIndex, func(o client.Object) []string {
-		return []string{o.(*credv1.CredentialAccount).Spec.Release}
+		a, ok := o.(*credv1.CredentialAccount)
+		if !ok {
+			return nil
+		}
+		return []string{a.Spec.Release}
 	}); err != nil {
 		return fmt.Errorf("indexing %s: %w", accountReleaseIndex, err)
 	}

@@ -46,7 +46,7 @@ const (
 //	var opts manager.Options
 //	opts.BindFlags(pflag.CommandLine)
 //	pflag.Parse()
-//	mgr, err := manager.New("trust-controller", scheme, opts)
+//	setup, err := manager.New("trust-controller", scheme, opts, nil)
 type Options struct {
 	// MetricsAddr is the address the Prometheus metrics endpoint binds to; "0" disables it.
 	MetricsAddr string

@@ -119,6 +119,9 @@ const (
 	// API but not built yet (ValuesList, Expression, Webhook).
 	UnsupportedSourceKindReason string = "UnsupportedSourceKind"
 
+	// InvalidSelectorReason (Stalled): the releaseSelector cannot be parsed.
+	InvalidSelectorReason string = "InvalidSelector"
+
 	// InvalidValuesReason (Ready=False): a selected release's values have no
 	// map at the entry's path; its other accounts are kept as they are.
 	InvalidValuesReason string = "InvalidValues"
