@@ -239,16 +239,11 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			}
 			continue
 		}
-		if want.Spec.Owner == credv1.OwnerPlatform && cur.GetOwner() != credv1.OwnerPlatform && cur.Spec.Release != want.Spec.Release {
-			// A tenant account the source derived for another release holds
-			// the name of this release's platform account: platform entries
-			// win, the tenant's key is refused, and its account makes way
-			// (the platform account is created once it is gone).
-			problems = append(problems, problem{credv1.UsernameRefusedReason, fmt.Sprintf(
-				"HelmRelease %s/%s: username %s has the account name %s of a platform account of release %s; its account is deleted",
-				cur.Namespace, cur.Spec.Release, quoteKey(cur.Spec.Username), cur.Name, want.Spec.Release)})
-			if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
-				errs = append(errs, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err))
+		if squats(cur, want) {
+			p, err := r.makeWay(ctx, cur, want)
+			problems = append(problems, *p)
+			if err != nil {
+				errs = append(errs, err)
 			}
 			delete(desired, client.ObjectKeyFromObject(cur))
 			continue
@@ -337,16 +332,13 @@ func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.Accoun
 			if a.Spec.Owner != credv1.OwnerPlatform || cur.GetOwner() == credv1.OwnerPlatform {
 				return p, nil
 			}
-			if cur.Labels[credv1.SourceLabel] == src.Name && cur.Spec.Release != a.Spec.Release {
-				// A tenant account the source derived for another release
-				// (served by another shard) squats the platform account's
-				// name: it makes way, as in sync.
-				if err := r.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
-					return nil, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err)
+			if cur.Labels[credv1.SourceLabel] == src.Name && squats(&cur, a) {
+				// Derived for a release another shard serves.
+				p, err := r.makeWay(ctx, &cur, a)
+				if err != nil {
+					return nil, err
 				}
-				return &problem{credv1.UsernameRefusedReason, fmt.Sprintf(
-					"HelmRelease %s/%s: username %s has the account name %s of a platform account of release %s; its account is deleted",
-					cur.Namespace, cur.Spec.Release, quoteKey(cur.Spec.Username), cur.Name, a.Spec.Release)}, nil
+				return p, nil
 			}
 			if cur.Labels[credv1.SourceLabel] != src.Name {
 				// An account the source did not create holds the name of a
@@ -363,6 +355,24 @@ func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.Accoun
 			a.Namespace, a.Spec.Release, a.Name, quoteKey(a.Spec.Username), apierrors.ReasonForError(err))}, nil
 	}
 	return nil, fmt.Errorf("creating account %s/%s: %w", a.Namespace, a.Name, err)
+}
+
+// squats reports a tenant account the source derived for another release
+// that holds the name of a platform account want.
+func squats(cur, want *credv1.CredentialAccount) bool {
+	return want.Spec.Owner == credv1.OwnerPlatform && cur.GetOwner() != credv1.OwnerPlatform && cur.Spec.Release != want.Spec.Release
+}
+
+// makeWay deletes a squatting tenant account (platform entries win, its key
+// is refused); the platform account is created once it is gone.
+func (r *AccountSourceReconciler) makeWay(ctx context.Context, cur, want *credv1.CredentialAccount) (*problem, error) {
+	p := &problem{credv1.UsernameRefusedReason, fmt.Sprintf(
+		"HelmRelease %s/%s: username %s has the account name %s of a platform account of release %s; its account is deleted",
+		cur.Namespace, cur.Spec.Release, quoteKey(cur.Spec.Username), cur.Name, want.Spec.Release)}
+	if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+		return p, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err)
+	}
+	return p, nil
 }
 
 // createAs creates a under another name. An account already there is the

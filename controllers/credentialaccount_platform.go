@@ -136,15 +136,7 @@ func (r *CredentialAccountReconciler) platformPassword(ctx context.Context, acct
 		return platformSecret{}, err
 	}
 	if kept != nil && len(kept.Data[credv1.PasswordKey]) > 0 {
-		k := platformSecret{password: string(kept.Data[credv1.PasswordKey]), rotate: kept.Annotations[r.AccountKeys.Rotate]}
-		if !r.AccountKeys.Claimed(kept) {
-			// Written before UIDs and rotate values were recorded there.
-			k.rotate = legacy
-			if err := r.keepPlatformPassword(ctx, acct, k.password, k.rotate); err != nil {
-				return platformSecret{}, err
-			}
-		}
-		return k, nil
+		return r.keptSecret(ctx, acct, kept, legacy)
 	}
 	password, err := account.GeneratePassword()
 	if err != nil {
@@ -154,6 +146,20 @@ func (r *CredentialAccountReconciler) platformPassword(ctx context.Context, acct
 		return platformSecret{}, err
 	}
 	return platformSecret{password: password, rotate: acct.Spec.Rotate}, nil
+}
+
+// keptSecret reads a kept password Secret of acct, recording acct's UID
+// and the rotate value it answers (legacy, the account Secret's) on one
+// written before they were recorded there.
+func (r *CredentialAccountReconciler) keptSecret(ctx context.Context, acct *credv1.CredentialAccount, kept *corev1.Secret, legacy string) (platformSecret, error) {
+	k := platformSecret{password: string(kept.Data[credv1.PasswordKey]), rotate: kept.Annotations[r.AccountKeys.Rotate]}
+	if !r.AccountKeys.Claimed(kept) {
+		k.rotate = legacy
+		if err := r.keepPlatformPassword(ctx, acct, k.password, k.rotate); err != nil {
+			return platformSecret{}, err
+		}
+	}
+	return k, nil
 }
 
 // reclaimPlatform takes back the Secret at a platform account's name that
@@ -255,12 +261,12 @@ func (r *CredentialAccountReconciler) checkPlatform(ctx context.Context, acct *c
 	if err != nil {
 		return nil, err
 	}
-	if kept == nil {
+	if kept == nil || len(kept.Data[credv1.PasswordKey]) == 0 {
 		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.KeptPasswordLostReason, eventActionAccount,
 			"the kept password of %s is missing from %s; a new password is generated", cur.Name, r.PlatformNamespace)
 		return cur, r.rotatePlatform(ctx, acct, cur, f)
 	}
-	k, err := r.platformPassword(ctx, acct, cur.Annotations[r.AccountKeys.Rotate])
+	k, err := r.keptSecret(ctx, acct, kept, cur.Annotations[r.AccountKeys.Rotate])
 	if err != nil {
 		return nil, err
 	}
