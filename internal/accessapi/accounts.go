@@ -143,7 +143,7 @@ func (o *Operations) view(acct *credv1.CredentialAccount, s *metav1.PartialObjec
 	}
 	v.SetGroupVersionKind(accessv1.GroupVersion.WithKind("Account"))
 	origin, history := acct.Status.Origin, acct.Status.History
-	if s != nil && managedByController(s.ManagedFields) && o.Keys.BelongsTo(s, acct.UID) {
+	if s != nil && o.Keys.Guard(s, acct, false) == nil {
 		v.Status.SecretResourceVersion = s.ResourceVersion
 		origin = credv1.Origin(s.Annotations[o.Keys.Origin])
 		history = account.ParseHistory(s.Annotations[o.Keys.History])

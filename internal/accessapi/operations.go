@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -146,54 +145,59 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account's format is refused: %w", err))
 	}
 
-	var s corev1.Secret
+	now := o.now()
+	w := o.writer(now)
 	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
-	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account Secret %s does not exist yet; wait for the CredentialAccount to be Ready", name))
-		}
-		return nil, apierrors.NewInternalError(fmt.Errorf("reading Secret %s: %w", name, err))
+	s, err := w.Read(ctx, acct)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
 	}
-	if !ownedByController(&s) {
-		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("Secret %s was not created by credo; it is never written", name))
+	if s == nil {
+		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account Secret %s does not exist yet; wait for the CredentialAccount to be Ready", name))
 	}
-	if !o.Keys.BelongsTo(&s, acct.UID) {
-		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
-			"Secret %s does not carry this account's identity: another account holds it, or the controller has not recorded this one yet; wait for the CredentialAccount to be Ready", name))
+	if err := refusal(o.Keys.Guard(s, acct, false), name); err != nil {
+		return nil, apierrors.NewConflict(gr, spec.Account, err)
 	}
 	if spec.ResourceVersion != "" && spec.ResourceVersion != s.ResourceVersion {
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
 			"the account Secret %s is at resourceVersion %s, not %s: it changed since you read it", name, s.ResourceVersion, spec.ResourceVersion))
 	}
 
-	password, err := account.GeneratePassword()
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	stored, err := f.Verifier(acct.Spec.Username, password)
-	if err != nil {
+	// The write is conditional on s.ResourceVersion, the version read
+	// (equal to the expected one when given).
+	password, written, err := w.NewPassword(ctx, acct, s, f, account.Record{Origin: origin, By: user})
+	var formatErr *account.FormatError
+	switch {
+	case errors.As(err, &formatErr):
 		return nil, apierrors.NewInternalError(fmt.Errorf("computing the verifier: %w", err))
-	}
-	now := o.now()
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
-	}
-	if s.Data == nil {
-		s.Data = map[string][]byte{}
-	}
-	s.Data[credv1.PasswordKey] = []byte(stored)
-	s.Annotations[o.Keys.Origin] = string(origin)
-	s.Annotations[o.Keys.History] = account.ParseHistory(s.Annotations[o.Keys.History]).Append(origin, user, now).String()
-	// s.ResourceVersion is the version read (equal to the expected one when
-	// given): the update is conditional on it.
-	if err := o.Client.Update(ctx, &s, client.FieldOwner(account.FieldOwner)); err != nil {
-		if apierrors.IsConflict(err) {
-			return nil, apierrors.NewConflict(gr, spec.Account, errors.New(
-				"another request changed the account at the same time; nothing was stored for this one, send it again"))
-		}
+	case apierrors.IsConflict(err):
+		return nil, apierrors.NewConflict(gr, spec.Account, errors.New(
+			"another request changed the account at the same time; nothing was stored for this one, send it again"))
+	case refusal(err, name) != nil:
+		return nil, apierrors.NewConflict(gr, spec.Account, refusal(err, name))
+	case err != nil:
 		return nil, apierrors.NewInternalError(fmt.Errorf("writing Secret %s: %w", name, err))
 	}
-	return &Result{Username: acct.Spec.Username, Password: password, SecretName: name, ResourceVersion: s.ResourceVersion, At: now}, nil
+	return &Result{Username: acct.Spec.Username, Password: password, SecretName: name, ResourceVersion: written.ResourceVersion, At: now}, nil
+}
+
+// writer is the account Secrets' writer of an operation at now: it reads
+// and writes through Client, and writes tenant accounts only (it has no
+// platform namespace).
+func (o *Operations) writer(now time.Time) *account.Writer {
+	return &account.Writer{Client: o.Client, Keys: o.Keys, Now: func() time.Time { return now }}
+}
+
+// refusal words the guard's refusal of the account Secret name for the
+// requester; nil for any other error.
+func refusal(err error, name string) error {
+	switch {
+	case errors.Is(err, account.ErrForeign):
+		return fmt.Errorf("Secret %s was not created by credo; it is never written", name)
+	case errors.Is(err, account.ErrClaimed):
+		return fmt.Errorf("Secret %s does not carry this account's identity: another account holds it, or the controller has not recorded this one yet; wait for the CredentialAccount to be Ready", name)
+	}
+	return nil
 }
 
 // account reads the CredentialAccount name from AccountReader, or through Client
@@ -265,18 +269,6 @@ func unsafeToWrite(acct *credv1.CredentialAccount) *metav1.Condition {
 		return c
 	}
 	return nil
-}
-
-func ownedByController(s *corev1.Secret) bool { return managedByController(s.ManagedFields) }
-
-// managedByController tells whether credo's field manager wrote the object.
-func managedByController(fields []metav1.ManagedFieldsEntry) bool {
-	for _, mf := range fields {
-		if mf.Manager == account.FieldOwner {
-			return true
-		}
-	}
-	return false
 }
 
 func (o *Operations) now() time.Time {

@@ -14,8 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package account holds the pure parts of credential accounts: the account
-// Secret's name, the history annotation and password generation.
+// Package account holds credential accounts' Secrets: their names, the
+// history annotation, password generation, the ownership guard, and the one
+// Writer of account Secrets and kept platform passwords.
 package account
 
 import (
@@ -84,6 +85,34 @@ func SecretName(release, username string) string {
 	sum := sha256.Sum256([]byte(username))
 	keep := 253 - len(release) - len(credv1.AccountSecretSuffix) - 2 - 12
 	return release + "." + strings.Trim(DNSName(username)[:keep], "-") + "-" + hex.EncodeToString(sum[:])[:12] + credv1.AccountSecretSuffix
+}
+
+// LabelValue fits a name into a label value (63 characters), replacing the
+// tail of a longer one by a hash.
+func LabelValue(s string) string {
+	if len(s) <= 63 {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return strings.TrimRight(s[:50], "-_.") + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// KeptSecretName is where a platform account's plaintext is kept, in the
+// platform namespace: <namespace>.<account secret name>, shortened with a
+// hash when it would exceed 253 characters.
+func KeptSecretName(acct *credv1.CredentialAccount) string {
+	name := acct.Namespace + "." + SecretName(acct.Spec.Release, acct.Spec.Username)
+	if len(name) <= 253 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:230], "-.") + "-" + hex.EncodeToString(sum[:])[:12] + credv1.AccountSecretSuffix
+}
+
+// KeptLabel is the account label value of a kept password: it names the
+// account's namespace and name.
+func KeptLabel(acct *credv1.CredentialAccount) string {
+	return LabelValue(acct.Namespace + "." + acct.Name)
 }
 
 // History is the JSON value of the history annotation.
