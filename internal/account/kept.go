@@ -106,3 +106,64 @@ func (w *Writer) keptContent(s, cur *corev1.Secret, acct *credv1.CredentialAccou
 	s.Type = corev1.SecretTypeBasicAuth
 	s.Data = map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username), credv1.PasswordKey: []byte(password)}
 }
+
+// Kept is a platform account's kept password and the spec.rotate value it
+// answers.
+type Kept struct {
+	// Password is the plaintext.
+	Password string
+	// Rotate is the spec.rotate value it answers.
+	Rotate string
+}
+
+// KeptPassword returns acct's kept password, or keeps and returns a new one
+// (answering acct's spec.rotate) when there is none. legacy is the rotate
+// value a kept password written before it was recorded there answers: the
+// account Secret's.
+func (w *Writer) KeptPassword(ctx context.Context, acct *credv1.CredentialAccount, legacy string) (Kept, error) {
+	kept, err := w.ReadKept(ctx, acct)
+	if err != nil {
+		return Kept{}, err
+	}
+	if kept != nil && len(kept.Data[credv1.PasswordKey]) > 0 {
+		return w.KeptOf(ctx, acct, kept, legacy)
+	}
+	password, err := GeneratePassword()
+	if err != nil {
+		return Kept{}, err
+	}
+	if err := w.Keep(ctx, acct, password, acct.Spec.Rotate); err != nil {
+		return Kept{}, err
+	}
+	return Kept{Password: password, Rotate: acct.Spec.Rotate}, nil
+}
+
+// KeptOf reads the kept password Secret kept of acct (as ReadKept returned
+// it), recording acct's UID and the rotate value it answers (legacy, the
+// account Secret's) on one written before they were recorded there.
+func (w *Writer) KeptOf(ctx context.Context, acct *credv1.CredentialAccount, kept *corev1.Secret, legacy string) (Kept, error) {
+	k := Kept{Password: string(kept.Data[credv1.PasswordKey]), Rotate: kept.Annotations[w.Keys.Rotate]}
+	if !w.Keys.Claimed(kept) {
+		k.Rotate = legacy
+		if err := w.Keep(ctx, acct, k.Password, k.Rotate); err != nil {
+			return Kept{}, err
+		}
+	}
+	return k, nil
+}
+
+// DeleteKept deletes acct's kept password if it carries acct's UID, with a
+// UID precondition.
+func (w *Writer) DeleteKept(ctx context.Context, acct *credv1.CredentialAccount) error {
+	if w.PlatformNamespace == "" {
+		return errNoPlatformNamespace
+	}
+	kept, err := w.read(ctx, client.ObjectKey{Namespace: w.PlatformNamespace, Name: KeptSecretName(acct)})
+	if err != nil || kept == nil || !w.Keys.BelongsTo(kept, acct.UID) {
+		return err
+	}
+	if err := w.Client.Delete(ctx, kept, client.Preconditions{UID: &kept.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the kept platform password: %w", err)
+	}
+	return nil
+}

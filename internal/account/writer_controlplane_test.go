@@ -157,4 +157,6 @@ func TestWriterOnTheAPIServer(t *testing.T) {
 		other.UID = types.UID("uid-other")
 		g.Expect(errors.Is(w.Keep(ctx, other, "x", ""), ErrKeptClaimed)).To(BeTrue(), "another account's kept password is never written")
 	})
+
+	controllerWrites(t, c)
 }
