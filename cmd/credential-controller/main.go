@@ -25,94 +25,48 @@ import (
 	"os"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/controllers/credentials"
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/manager"
 )
 
-const controllerName = "credential-controller"
-
 func main() {
 	var (
-		opts              manager.Options
-		annotationDomain  string
-		platformNamespace string
-		accessOpts        = accessapi.NewOptions()
+		opts       manager.Options
+		credOpts   credentials.Options
+		accessOpts = accessapi.NewOptions()
 	)
 	opts.BindFlags(pflag.CommandLine)
+	credOpts.BindFlags(pflag.CommandLine)
 	accessOpts.BindFlags(pflag.CommandLine)
 	var servingOpts servingOptions
 	pflag.StringVar(&servingOpts.secret, "access-api-serving-secret", "credo-access-serving-cert",
 		"The Secret, in --access-api-service-namespace, holding the access API's self-signed serving certificate shared by all replicas; created when absent. Empty: use --access-api-cert-dir as given (e.g. mounted from cert-manager).")
 	pflag.BoolVar(&servingOpts.injectCA, "access-api-inject-ca", true,
 		"Keep the APIService's caBundle set to the CA of the shared serving certificate (disable when cert-manager's cainjector does it).")
-	pflag.StringVar(&annotationDomain, "annotation-domain", "credentials.cozystack.io",
-		"The domain of the account Secret annotations <domain>/origin and <domain>/history.")
-	pflag.StringVar(&platformNamespace, "platform-namespace", "credo-system",
-		"The namespace, readable by no tenant, where the passwords of platform accounts are kept.")
 	pflag.Parse()
 
-	shard, err := opts.Shard()
-	if err != nil {
-		fail(err, "invalid --watch-label-selector")
-	}
-	setup, err := manager.New(controllerName, newScheme(), opts, func(o *ctrl.Options) {
-		// Secrets are cached as metadata only; the reconciler reads typed
-		// Secrets through the API reader, so no password sits in the cache.
-		// HelmReleases and CredentialAccounts are cached for the shard only;
-		// the access API reads an account of another shard uncached.
-		o.Cache = cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         shard.ByObject(controllers.CredentialShardedObjects()...),
-		}
-	})
+	setup, err := manager.New(credentials.ControllerName, credentials.NewScheme(), opts, credentials.ConfigureCache)
 	if err != nil {
 		fail(err, "unable to set up manager")
 	}
-	mgr := setup.Manager
-	recorder := metrics.NewRecorder()
-	crmetrics.Registry.MustRegister(recorder.Collectors()...)
 	ctx := ctrl.SetupSignalHandler()
-	r := &controllers.CredentialAccountReconciler{
-		Client:            mgr.GetClient(),
-		APIReader:         mgr.GetAPIReader(),
-		EventRecorder:     setup.Recorder,
-		Metrics:           fluxcontroller.NewMetrics(mgr, recorder, controllers.CredentialFinalizer),
-		AccountKeys:       controllers.NewAccountKeys(annotationDomain),
-		PlatformNamespace: platformNamespace,
-		Shard:             shard,
-	}
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		fail(err, "unable to set up the CredentialAccount controller")
-	}
-	if err := (&controllers.AccountSourceReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: fluxcontroller.NewMetrics(mgr, recorder), Shard: shard,
-	}).SetupWithManager(mgr); err != nil {
-		fail(err, "unable to set up the AccountSource controller")
+	if err := credentials.Setup(ctx, setup, credOpts); err != nil {
+		fail(err, "unable to set up the controllers")
 	}
 	if accessOpts.Enabled() {
-		startAccessAPI(ctx, mgr, shard.Sharded(), accessOpts, servingOpts, annotationDomain, setup.Recorder)
+		startAccessAPI(ctx, setup, accessOpts, servingOpts, credOpts.AnnotationDomain)
 	}
 	ctrl.Log.Info("starting manager")
-	if err := mgr.Start(ctx); err != nil {
+	if err := setup.Manager.Start(ctx); err != nil {
 		fail(err, "manager stopped with an error")
 	}
 }
@@ -122,9 +76,9 @@ func main() {
 // and writes it conditionally, so replicas never race to a wrong result.
 // CredentialAccounts come from the manager's cache, which every replica
 // runs.
-func startAccessAPI(ctx context.Context, mgr ctrl.Manager, sharded bool, opts *accessapi.Options, serving servingOptions, annotationDomain string,
-	recorder events.Recorder) {
-	scheme := newScheme()
+func startAccessAPI(ctx context.Context, setup *manager.Setup, opts *accessapi.Options, serving servingOptions, annotationDomain string) {
+	mgr := setup.Manager
+	scheme := credentials.NewScheme()
 	utilruntime.Must(apiregistrationv1.AddToScheme(scheme))
 	direct, err := accessapi.NewClient(mgr.GetConfig(), scheme)
 	if err != nil {
@@ -137,9 +91,9 @@ func startAccessAPI(ctx context.Context, mgr ctrl.Manager, sharded bool, opts *a
 		Client:        direct,
 		AccountReader: mgr.GetCache(),
 		Keys:          account.NewKeys(annotationDomain),
-		Events:        recorder,
+		Events:        setup.Recorder,
 	}
-	if !sharded {
+	if !setup.Shard.Sharded() {
 		// The cache holds every account: the platform accounts of a
 		// namespace are listed from it. A shard's cache holds its own.
 		ops.NamespaceAccounts = mgr.GetCache()
@@ -192,7 +146,7 @@ func useSharedServingCert(ctx context.Context, c client.Client, opts *accessapi.
 		// The APIService may be applied after the controller starts.
 		_ = wait.PollUntilContextCancel(ctx, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 			if err := accessapi.InjectCABundle(ctx, c, sc.CAPEM); err != nil {
-				ctrl.Log.WithName(controllerName).Info("waiting to inject the access API's CA", "reason", err.Error())
+				ctrl.Log.WithName(credentials.ControllerName).Info("waiting to inject the access API's CA", "reason", err.Error())
 				return false, nil
 			}
 			return true, nil
@@ -200,17 +154,4 @@ func useSharedServingCert(ctx context.Context, c client.Client, opts *accessapi.
 	}()
 }
 
-func fail(err error, msg string) {
-	ctrl.Log.WithName(controllerName).Error(err, msg)
-	os.Exit(1)
-}
-
-func newScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(helmv2.AddToScheme(scheme))
-	utilruntime.Must(credv1.AddToScheme(scheme))
-	// The access API mints join tokens of EnrollmentPolicies.
-	utilruntime.Must(enrollv1.AddToScheme(scheme))
-	return scheme
-}
+func fail(err error, msg string) { manager.Exit(credentials.ControllerName, err, msg) }

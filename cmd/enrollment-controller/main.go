@@ -26,24 +26,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"time"
 
-	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/controllers"
+	controllers "github.com/credo-dev/credo/controllers/enrollment"
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/ca/certmanager"
 	"github.com/credo-dev/credo/internal/ca/embedded"
@@ -51,29 +41,27 @@ import (
 	credomanager "github.com/credo-dev/credo/internal/manager"
 )
 
-const controllerName = "enrollment-controller"
-
 // listenerOptions configure the enrollment HTTPS listener.
 type listenerOptions struct {
-	addr          string
-	hosts         []string
-	certFile      string
-	keyFile       string
-	pendingExpiry time.Duration
-	concurrent    int
+	addr     string
+	hosts    []string
+	certFile string
+	keyFile  string
 }
 
 func main() {
 	var (
-		opts      credomanager.Options
-		listen    listenerOptions
-		namespace string
+		opts       credomanager.Options
+		listen     listenerOptions
+		namespace  string
+		enrollOpts controllers.Options
 	)
 	srvOpts := enrollment.NewOptions()
 	caOpts := embedded.NewOptions()
 	cmOpts := certmanager.NewOptions()
 	var authorityKind string
 	opts.BindFlags(pflag.CommandLine)
+	enrollOpts.BindFlags(pflag.CommandLine)
 	caOpts.BindFlags(pflag.CommandLine)
 	cmOpts.BindFlags(pflag.CommandLine)
 	srvOpts.BindFlags(pflag.CommandLine)
@@ -87,9 +75,6 @@ func main() {
 	pflag.StringVar(&listen.certFile, "enrollment-tls-cert-file", "",
 		"A serving certificate for the enrollment listener (e.g. from cert-manager); default: one issued by the embedded CA.")
 	pflag.StringVar(&listen.keyFile, "enrollment-tls-key-file", "", "The key of --enrollment-tls-cert-file.")
-	pflag.DurationVar(&listen.pendingExpiry, "pending-workload-timeout", 10*time.Minute,
-		"How long a Workload registered by enrollment step 1 waits for its certificate request before it is deleted.")
-	pflag.IntVar(&listen.concurrent, "concurrent", 4, "The number of concurrent reconciles per kind.")
 	pflag.Parse()
 	caOpts.Namespace = namespace
 	if (listen.certFile == "") != (listen.keyFile == "") {
@@ -102,42 +87,18 @@ func main() {
 		fail(err, "bad flags")
 	}
 
-	// The cache holds every policy, token and workload whatever the shard:
-	// the enrollment listener, on every replica, answers for all of them.
-	// Only the reconcilers are sharded.
-	shard, err := opts.Shard()
-	if err != nil {
-		fail(err, "invalid --watch-label-selector")
-	}
-	setup, err := credomanager.New(controllerName, newScheme(), opts, func(o *ctrl.Options) {
-		o.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
-	})
+	enrollOpts.Limits = srvOpts.Limits
+	setup, err := credomanager.New(controllers.ControllerName, controllers.NewScheme(), opts, controllers.ConfigureCache)
 	if err != nil {
 		fail(err, "unable to set up manager")
 	}
 	mgr := setup.Manager
 	ctx := ctrl.SetupSignalHandler()
-	recorder := metrics.NewRecorder()
-	crmetrics.Registry.MustRegister(recorder.Collectors()...)
-
-	if err := controllers.IndexEnrollmentFields(ctx, mgr.GetFieldIndexer()); err != nil {
-		fail(err, "unable to index enrollment objects")
+	if err := controllers.Setup(ctx, setup, enrollOpts); err != nil {
+		fail(err, "unable to set up the controllers")
 	}
 	if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		fail(err, "unable to index enrollment objects")
-	}
-	rOpts := controllers.EnrollmentReconcilerOptions{MaxConcurrentReconciles: listen.concurrent, Shard: shard}
-	if err := (&controllers.EnrollmentPolicyReconciler{
-		Client: mgr.GetClient(), EventRecorder: setup.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, recorder),
-		Limits: srvOpts.Limits,
-	}).SetupWithManager(mgr, rOpts); err != nil {
-		fail(err, "unable to set up the EnrollmentPolicy controller")
-	}
-	if err := (&controllers.WorkloadReconciler{
-		Client: mgr.GetClient(), EventRecorder: setup.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, recorder),
-		PendingTimeout: listen.pendingExpiry,
-	}).SetupWithManager(mgr, rOpts); err != nil {
-		fail(err, "unable to set up the Workload controller")
 	}
 
 	authority, getCert, err := certificateAuthority(mgr, authorityKind, caOpts, cmOpts, listen, setup.Recorder)
@@ -232,15 +193,4 @@ func certificateAuthority(mgr ctrl.Manager, kind string, caOpts embedded.Options
 	}
 }
 
-func fail(err error, msg string) {
-	ctrl.Log.WithName(controllerName).Error(err, msg)
-	fmt.Fprintln(os.Stderr, controllerName+":", msg+":", strings.TrimSpace(err.Error()))
-	os.Exit(1)
-}
-
-func newScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(enrollv1.AddToScheme(scheme))
-	return scheme
-}
+func fail(err error, msg string) { credomanager.Exit(controllers.ControllerName, err, msg) }

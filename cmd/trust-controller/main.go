@@ -19,103 +19,32 @@ limitations under the License.
 package main
 
 import (
-	"os"
-	"time"
-
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/controllers/trust"
 	"github.com/credo-dev/credo/internal/manager"
 )
 
-const controllerName = "trust-controller"
-
 func main() {
 	var (
-		opts              manager.Options
-		labelDomain       string
-		namespaceSelector string
-		expiryWindow      time.Duration
-		concurrent        int
+		opts      manager.Options
+		trustOpts trust.Options
 	)
 	opts.BindFlags(pflag.CommandLine)
-	pflag.StringVar(&labelDomain, "label-domain", "internal.cozystack.io",
-		"The domain of the contract labels: <domain>/publish-ca-cert, <domain>/publish-ca-cert-release, <domain>/publish-ca-cert-key, <domain>/tenant-ca.")
-	pflag.StringVar(&namespaceSelector, "namespace-selector", "",
-		"A label selector (e.g. 'tenant=true') limiting the namespaces served; empty serves all.")
-	pflag.DurationVar(&expiryWindow, "expiry-warning-window", 30*24*time.Hour,
-		"A projected certificate expiring within this window is reported as ExpiringSoon.")
-	pflag.IntVar(&concurrent, "concurrent", 4, "The number of releases reconciled concurrently.")
+	trustOpts.BindFlags(pflag.CommandLine)
 	pflag.Parse()
 
-	nsSelector, err := labels.Parse(namespaceSelector)
+	setup, err := manager.New(trust.ControllerName, trust.NewScheme(), opts, trust.ConfigureCache)
 	if err != nil {
-		fail(err, "invalid --namespace-selector")
+		manager.Exit(trust.ControllerName, err, "unable to set up manager")
 	}
-	shard, err := opts.Shard()
-	if err != nil {
-		fail(err, "invalid --watch-label-selector")
-	}
-	setup, err := manager.New(controllerName, newScheme(), opts, func(o *ctrl.Options) {
-		// Managed fields are never needed from the cache. Secrets are cached
-		// as metadata only (the reconciler reads typed Secrets through the
-		// API reader), so no Secret data sits in the controller's memory.
-		// HelmReleases and TrustAnchors are cached for the shard only.
-		o.Cache = cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         shard.ByObject(controllers.TrustShardedObjects()...),
-		}
-	})
-	if err != nil {
-		fail(err, "unable to set up manager")
-	}
-	mgr := setup.Manager
-	recorder := metrics.NewRecorder()
-	crmetrics.Registry.MustRegister(recorder.Collectors()...)
-
 	ctx := ctrl.SetupSignalHandler()
-	r := &controllers.TrustAnchorReconciler{
-		Client:              mgr.GetClient(),
-		APIReader:           mgr.GetAPIReader(),
-		EventRecorder:       setup.Recorder,
-		Metrics:             fluxcontroller.NewMetrics(mgr, recorder),
-		Keys:                controllers.NewLabelKeys(labelDomain),
-		NamespaceSelector:   nsSelector,
-		Shard:               shard,
-		ExpiryWarningWindow: expiryWindow,
+	if err := trust.Setup(ctx, setup, trustOpts); err != nil {
+		manager.Exit(trust.ControllerName, err, "unable to set up the controllers")
 	}
-	if err := r.SetupWithManager(ctx, mgr, controllers.TrustAnchorReconcilerOptions{MaxConcurrentReconciles: concurrent}); err != nil {
-		fail(err, "unable to set up the TrustAnchor controller")
+	ctrl.Log.Info("starting manager", "labelDomain", trustOpts.LabelDomain)
+	if err := setup.Manager.Start(ctx); err != nil {
+		manager.Exit(trust.ControllerName, err, "manager stopped with an error")
 	}
-	if err := (&controllers.TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, recorder), Shard: shard}).SetupWithManager(mgr); err != nil {
-		fail(err, "unable to set up the TrustSource controller")
-	}
-	ctrl.Log.Info("starting manager", "labelDomain", labelDomain)
-	if err := mgr.Start(ctx); err != nil {
-		fail(err, "manager stopped with an error")
-	}
-}
-
-func fail(err error, msg string) {
-	ctrl.Log.WithName(controllerName).Error(err, msg)
-	os.Exit(1)
-}
-
-func newScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(helmv2.AddToScheme(scheme))
-	utilruntime.Must(trustv1.AddToScheme(scheme))
-	return scheme
 }

@@ -25,9 +25,6 @@ import (
 	"testing"
 	"time"
 
-	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -36,16 +33,15 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
-	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/controllers/credentials"
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testlog"
 )
 
@@ -126,38 +122,16 @@ func runSuite(m *testing.M) int {
 // which the access API reads CredentialAccounts from, as in
 // cmd/credential-controller.
 func startCredentialController(ctx context.Context) (client.Reader, error) {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
+	s, err := testenv.NewSetup(env.Config, scheme, credentials.ControllerName, credentials.ConfigureCache)
 	if err != nil {
-		return nil, fmt.Errorf("creating manager: %w", err)
-	}
-	recorder, err := events.NewRecorder(ctrl.Log, "", "credential-controller", events.WithManager(mgr))
-	if err != nil {
-		return nil, fmt.Errorf("creating recorder: %w", err)
-	}
-	r := &controllers.CredentialAccountReconciler{
-		Client:            mgr.GetClient(),
-		APIReader:         mgr.GetAPIReader(),
-		EventRecorder:     recorder,
-		Metrics:           fluxcontroller.NewMetrics(mgr, metrics.NewRecorder(), controllers.CredentialFinalizer),
-		AccountKeys:       keys,
-		PlatformNamespace: platformNamespace,
-	}
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		return nil, fmt.Errorf("setting up CredentialAccount controller: %w", err)
+		return nil, err
 	}
 	// AccountSources derive accounts from the values tenants edit: the
 	// takeover tests run them as the controller does.
-	if err := (&controllers.AccountSourceReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Metrics:   fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()),
-	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up AccountSource controller: %w", err)
+	if err := credentials.Setup(ctx, s, credentials.Options{AnnotationDomain: annotationDomain, PlatformNamespace: platformNamespace}); err != nil {
+		return nil, err
 	}
+	mgr := s.Manager
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "manager: %v\n", err)

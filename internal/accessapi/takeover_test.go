@@ -36,7 +36,7 @@ import (
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/controllers/credentials"
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/verifier"
 )
@@ -64,7 +64,7 @@ func newTenant(t *testing.T, ns string) client.Client {
 
 // keptPassword reads the platform's kept copy of a platform account's password.
 func keptPassword(g Gomega, acct *credv1.CredentialAccount) *corev1.Secret {
-	return secretOf(g, platformNamespace, controllers.PlatformSecretName(acct))
+	return secretOf(g, platformNamespace, credentials.PlatformSecretName(acct))
 }
 
 func accountOf(g Gomega, ns, name string) *credv1.CredentialAccount {

@@ -18,20 +18,34 @@ package manager
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/fluxcd/pkg/runtime/client"
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/fluxcd/pkg/runtime/probes"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/credo-dev/credo/internal/shard"
 )
 
 // Setup holds what New builds for a controller binary.
 type Setup struct {
 	Manager  ctrl.Manager
 	Recorder events.Recorder
+	// Metrics records Flux's gotk_* reconcile metrics; New registers it
+	// with controller-runtime's registry.
+	Metrics *metrics.Recorder
+	// Shard is the part of the objects this instance serves
+	// (--watch-label-selector); the zero Shard serves all.
+	Shard shard.Shard
 }
 
 // New sets the global logger from opts, loads the kubeconfig (exiting the
@@ -42,7 +56,7 @@ type Setup struct {
 // configure, when not nil, adjusts the manager options (cache and client
 // settings) before the manager is built; restricting the caches to the
 // shard (Options.Shard) is the binary's to do, as only it knows its kinds.
-func New(controllerName string, scheme *runtime.Scheme, opts Options, configure func(*ctrl.Options)) (*Setup, error) {
+func New(controllerName string, scheme *runtime.Scheme, opts Options, configure func(*ctrl.Options, shard.Shard)) (*Setup, error) {
 	log := logger.NewLogger(opts.Logger)
 	ctrl.SetLogger(log)
 	s, err := opts.Shard()
@@ -68,7 +82,7 @@ func New(controllerName string, scheme *runtime.Scheme, opts Options, configure 
 		Logger:                        log,
 	}
 	if configure != nil {
-		configure(&mgrOpts)
+		configure(&mgrOpts, s)
 	}
 	mgr, err := ctrl.NewManager(restConfig, mgrOpts)
 	if err != nil {
@@ -80,5 +94,26 @@ func New(controllerName string, scheme *runtime.Scheme, opts Options, configure 
 	if err != nil {
 		return nil, fmt.Errorf("creating event recorder: %w", err)
 	}
-	return &Setup{Manager: mgr, Recorder: recorder}, nil
+	rec := metrics.NewRecorder()
+	crmetrics.Registry.MustRegister(rec.Collectors()...)
+	return &Setup{Manager: mgr, Recorder: recorder, Metrics: rec, Shard: s}, nil
+}
+
+// NewScheme returns a scheme with client-go's kinds and those the adders
+// register.
+func NewScheme(adders ...func(*runtime.Scheme) error) *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	for _, add := range adders {
+		utilruntime.Must(add(scheme))
+	}
+	return scheme
+}
+
+// Exit logs err with msg and ends the binary with status 1, printing the
+// message to stderr too so that it is seen whatever the log format.
+func Exit(controllerName string, err error, msg string) {
+	ctrl.Log.WithName(controllerName).Error(err, msg)
+	fmt.Fprintln(os.Stderr, controllerName+":", msg+":", strings.TrimSpace(err.Error()))
+	os.Exit(1)
 }

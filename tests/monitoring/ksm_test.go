@@ -41,9 +41,6 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/events"
-	fluxmetrics "github.com/fluxcd/pkg/runtime/metrics"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -51,17 +48,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/controllers/trust"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // ksmBinary is the kube-state-metrics binary `make test-monitoring` builds
@@ -101,7 +96,7 @@ func TestKubeStateMetricsServesReadinessAndSuspendOfEveryCredoKind(t *testing.T)
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	good, key := testCA(t, "good-ca")
 	bad, _ := testCA(t, "bad-ca")
-	keys := controllers.NewLabelKeys(labelDomain)
+	keys := trust.NewLabelKeys(labelDomain)
 	for name, data := range map[string][]byte{"good": good, "bad": append(append([]byte{}, bad...), key...)} {
 		g.Expect(c.Create(ctx, helmRelease(ns, name))).To(Succeed())
 		g.Expect(c.Create(ctx, &corev1.Secret{
@@ -191,20 +186,10 @@ const labelDomain = "internal.cozystack.io"
 func startTrustController(ctx context.Context, t *testing.T, env *controlplane.Environment) {
 	t.Helper()
 	g := NewWithT(t)
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  env.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
+	s, err := testenv.NewSetup(env.Config, env.Scheme, trust.ControllerName, trust.ConfigureCache)
 	g.Expect(err).NotTo(HaveOccurred())
-	recorder, err := events.NewRecorder(ctrl.Log, "", "trust-controller", events.WithManager(mgr))
-	g.Expect(err).NotTo(HaveOccurred())
-	r := &controllers.TrustAnchorReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder,
-		Metrics: fluxcontroller.NewMetrics(mgr, fluxmetrics.NewRecorder()),
-		Keys:    controllers.NewLabelKeys(labelDomain), ExpiryWarningWindow: 30 * 24 * time.Hour,
-	}
-	g.Expect(r.SetupWithManager(ctx, mgr, controllers.TrustAnchorReconcilerOptions{MaxConcurrentReconciles: 2})).To(Succeed())
+	g.Expect(trust.Setup(ctx, s, trust.Options{LabelDomain: labelDomain, ExpiryWarningWindow: 30 * 24 * time.Hour, Concurrent: 2})).To(Succeed())
+	mgr := s.Manager
 	go func() { _ = mgr.Start(ctx) }()
 }
 

@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/controllers/trust"
 	"github.com/credo-dev/credo/tests/controlplane"
 )
 
@@ -159,7 +159,7 @@ func TestOnlyTheTrustControllerWritesTenantCASecrets(t *testing.T) {
 		}
 	}
 	expectRefused(g, tenant.Create(ctx, planted("db"+trustv1.ProjectionSuffix, nil)), "creating db.tenant-ca")
-	expectRefused(g, tenant.Create(ctx, planted("db"+trustv1.ProjectionSuffix, nil), client.FieldOwner(controllers.TrustAnchorFieldOwner)),
+	expectRefused(g, tenant.Create(ctx, planted("db"+trustv1.ProjectionSuffix, nil), client.FieldOwner(trust.TrustAnchorFieldOwner)),
 		"creating db.tenant-ca under the trust-controller's field manager")
 	expectRefused(g, tenant.Create(ctx, planted("lookalike", map[string]string{keys.TenantCA: "true"})), "creating a Secret labelled tenant-ca")
 

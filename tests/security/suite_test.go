@@ -31,23 +31,19 @@ import (
 	"testing"
 	"time"
 
-	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/credo-dev/credo/controllers"
+	"github.com/credo-dev/credo/controllers/trust"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 const (
@@ -59,7 +55,7 @@ const (
 
 var (
 	env  *controlplane.Environment
-	keys = controllers.NewLabelKeys(domain)
+	keys = trust.NewLabelKeys(domain)
 	// trustControllerUser is credo's ServiceAccount, as config/manager runs
 	// the trust-controller.
 	trustControllerUser, trustControllerGroups = controlplane.ServiceAccountUser(platformNamespace, "credo-controller")
@@ -154,33 +150,14 @@ func startTrustController(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  env.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
+	s, err := testenv.NewSetup(cfg, env.Scheme, trust.ControllerName, trust.ConfigureCache)
 	if err != nil {
 		return err
 	}
-	recorder, err := events.NewRecorder(ctrl.Log, "", "trust-controller", events.WithManager(mgr))
-	if err != nil {
+	if err := trust.Setup(ctx, s, trust.Options{LabelDomain: domain, ExpiryWarningWindow: 30 * 24 * time.Hour, Concurrent: 2}); err != nil {
 		return err
 	}
-	rec := metrics.NewRecorder()
-	r := &controllers.TrustAnchorReconciler{
-		Client:              mgr.GetClient(),
-		APIReader:           mgr.GetAPIReader(),
-		EventRecorder:       recorder,
-		Metrics:             fluxcontroller.NewMetrics(mgr, rec),
-		Keys:                keys,
-		ExpiryWarningWindow: 30 * 24 * time.Hour,
-	}
-	if err := r.SetupWithManager(ctx, mgr, controllers.TrustAnchorReconcilerOptions{MaxConcurrentReconciles: 2}); err != nil {
-		return err
-	}
-	if err := (&controllers.TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, rec)}).SetupWithManager(mgr); err != nil {
-		return err
-	}
+	mgr := s.Manager
 	go func() {
 		if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "trust-controller: %v\n", err)

@@ -1,0 +1,472 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/patch"
+	"github.com/fluxcd/pkg/runtime/predicates"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/reconciler"
+	"github.com/credo-dev/credo/internal/shard"
+)
+
+// +kubebuilder:rbac:groups=credentials.credo.dev,resources=accountsources,verbs=get;list;watch
+// +kubebuilder:rbac:groups=credentials.credo.dev,resources=accountsources/status,verbs=get;patch
+// +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=create;delete
+
+// AccountSourceReconciler generates the CredentialAccounts an AccountSource
+// derives from the releases it selects, and deletes the ones it no longer
+// derives. Accounts of a release whose values cannot be read are kept.
+type AccountSourceReconciler struct {
+	client.Client
+	// APIReader reads uncached; required when sharded, to tell a release
+	// that moved to another shard (whose accounts are handed over) from one
+	// that is gone (whose accounts are deleted).
+	APIReader client.Reader
+	// Shard is the part of the releases served (--watch-label-selector).
+	// Every shard derives the accounts of its own releases, labelled with
+	// their shard; only the shard whose selector matches the AccountSource's
+	// own labels writes its status, counting that shard's releases and
+	// accounts. The zero Shard serves all.
+	Shard shard.Shard
+	fluxcontroller.Metrics
+}
+
+// Reconcile brings the generated accounts of one AccountSource in line.
+func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var src credv1.AccountSource
+	timer := reconciler.StartTimer(r.Metrics, req)
+	defer func() { timer.Done(ctx, &src) }()
+	if err := r.Get(ctx, req.NamespacedName, &src); err != nil {
+		timer.Gone = apierrors.IsNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if src.Spec.Suspend {
+		return ctrl.Result{}, nil
+	}
+	patcher := patch.NewSerialPatcher(&src, r.Client)
+	syncErr := r.sync(ctx, &src)
+	var refused *refusedError
+	switch {
+	case errors.Is(syncErr, errUnsupportedSource):
+		conditions.MarkStalled(&src, credv1.UnsupportedSourceKindReason, "%s", syncErr.Error())
+		conditions.MarkFalse(&src, meta.ReadyCondition, credv1.UnsupportedSourceKindReason, "%s", syncErr.Error())
+		syncErr = nil
+	case errors.Is(syncErr, errInvalidSelector):
+		conditions.MarkStalled(&src, credv1.InvalidSelectorReason, "%s", syncErr.Error())
+		conditions.MarkFalse(&src, meta.ReadyCondition, credv1.InvalidSelectorReason, "%s", syncErr.Error())
+		syncErr = nil
+	case errors.As(syncErr, &refused):
+		conditions.Delete(&src, meta.StalledCondition)
+		conditions.MarkFalse(&src, meta.ReadyCondition, refused.problems[0].reason, "%s", refused.Error())
+		syncErr = nil
+	case syncErr != nil:
+		conditions.Delete(&src, meta.StalledCondition)
+		conditions.MarkFalse(&src, meta.ReadyCondition, meta.FailedReason, "%s", syncErr.Error())
+	default:
+		conditions.Delete(&src, meta.StalledCondition)
+		conditions.MarkTrue(&src, meta.ReadyCondition, meta.SucceededReason,
+			"%d account(s) for %d release(s)", src.Status.Accounts, src.Status.MatchedReleases)
+	}
+	if !r.Shard.Serves(&src) {
+		// Another shard keeps the status; this one derived its releases' accounts.
+		return ctrl.Result{RequeueAfter: 10 * time.Minute}, syncErr
+	}
+	err := reconciler.PatchRuleStatus(ctx, patcher, &src, CredentialFieldOwner)
+	return ctrl.Result{RequeueAfter: 10 * time.Minute}, errors.Join(syncErr, err)
+}
+
+// maxProblems bounds the problems a status message lists.
+const maxProblems = 5
+
+// refusedError collects what the source could not do for some releases;
+// every other release's accounts are in place.
+type refusedError struct{ problems []problem }
+
+func (e *refusedError) Error() string {
+	msgs := make([]string, 0, maxProblems+1)
+	for i, p := range e.problems {
+		if i == maxProblems {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(e.problems)-maxProblems))
+			break
+		}
+		msgs = append(msgs, p.message)
+	}
+	return strings.Join(msgs, "; ") + "; the other accounts are in place"
+}
+
+// sync creates, updates and deletes the source's accounts. A problem of one
+// release (unreadable values, a refused username, an account in conflict)
+// is reported and never stops the others.
+func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountSource) error {
+	var existing credv1.CredentialAccountList
+	if err := r.List(ctx, &existing, client.MatchingLabels{credv1.SourceLabel: src.Name}); err != nil {
+		return fmt.Errorf("listing generated accounts: %w", err)
+	}
+	// held holds, per namespace/release, the "<entry>/<username>" of the
+	// source's existing accounts; named, the name each has (a platform
+	// account may have taken a name of its own, see create).
+	held := map[string]map[string]bool{}
+	named := map[string]*credv1.CredentialAccount{}
+	for i := range existing.Items {
+		a := existing.Items[i]
+		rel := a.Namespace + "/" + a.Labels[credv1.ReleaseLabel]
+		if held[rel] == nil {
+			held[rel] = map[string]bool{}
+		}
+		held[rel][a.Labels[entryLabel]+"/"+a.Spec.Username] = true
+		// Of two accounts of one identity (a fallback name and the own
+		// name, across a shard hand-over), the older keeps it.
+		if other, ok := named[identity(&a)]; !ok || olderThan(&a, other) {
+			named[identity(&a)] = &a
+		}
+	}
+	var hrs helmv2.HelmReleaseList
+	if err := r.List(ctx, &hrs); err != nil {
+		return fmt.Errorf("listing HelmReleases: %w", err)
+	}
+	desired := map[client.ObjectKey]*credv1.CredentialAccount{}
+	// keep holds (namespace/release, entry) pairs whose values were unreadable.
+	keep := map[string]bool{}
+	var matched int32
+	var problems []problem
+	var derived []*credv1.CredentialAccount
+	for i := range hrs.Items {
+		hr := &hrs.Items[i]
+		ok, err := sourceSelects(src, hr)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errInvalidSelector, err)
+		}
+		if !ok || !hr.DeletionTimestamp.IsZero() {
+			continue
+		}
+		matched++
+		d, err := desiredAccounts(src, hr, held[hr.Namespace+"/"+hr.Name])
+		if err != nil {
+			return err
+		}
+		problems = append(problems, d.problems...)
+		for _, e := range d.invalid {
+			keep[hr.Namespace+"/"+hr.Name+"/"+strconv.Itoa(e)] = true
+		}
+		for _, a := range d.accounts {
+			if cur, ok := named[identity(a)]; ok {
+				a.Name = cur.Name
+			}
+			r.Shard.Stamp(a, hr)
+			derived = append(derived, a)
+		}
+	}
+	src.Status.MatchedReleases = matched
+	// Two releases of a namespace can derive one account name (release
+	// "a-b" with user "c", release "a" with user "b-c"): a platform
+	// account's name is taken first, then the first by name.
+	sort.SliceStable(derived, func(i, j int) bool {
+		pi, pj := derived[i].Spec.Owner == credv1.OwnerPlatform, derived[j].Spec.Owner == credv1.OwnerPlatform
+		if pi != pj {
+			return pi
+		}
+		return derived[i].Namespace+"/"+derived[i].Spec.Release < derived[j].Namespace+"/"+derived[j].Spec.Release
+	})
+	for _, a := range derived {
+		key := client.ObjectKeyFromObject(a)
+		if other, taken := desired[key]; taken {
+			problems = append(problems, problem{credv1.UsernameRefusedReason, fmt.Sprintf(
+				"HelmRelease %s/%s: username %s has the account name %s of release %s; no account is created for it",
+				a.Namespace, a.Spec.Release, quoteKey(a.Spec.Username), a.Name, other.Spec.Release)})
+			continue
+		}
+		desired[key] = a
+	}
+
+	var count int32
+	var errs []error
+	for i := range existing.Items {
+		cur := &existing.Items[i]
+		want, ok := desired[client.ObjectKeyFromObject(cur)]
+		if !ok {
+			if keep[cur.Namespace+"/"+cur.Labels[credv1.ReleaseLabel]+"/"+cur.Labels[entryLabel]] {
+				count++
+				continue
+			}
+			// Its release may have moved to another shard: the account goes with it.
+			if moved, err := r.handOver(ctx, cur); err != nil || moved {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err))
+			}
+			continue
+		}
+		if squats(cur, want) {
+			p, err := r.makeWay(ctx, cur, want)
+			problems = append(problems, *p)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			delete(desired, client.ObjectKeyFromObject(cur))
+			continue
+		}
+		delete(desired, client.ObjectKeyFromObject(cur))
+		if p := conflict(cur, want); p != nil {
+			problems = append(problems, *p)
+			continue
+		}
+		count++
+		if err := r.update(ctx, cur, want); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, a := range desired {
+		p, err := r.create(ctx, src, a)
+		switch {
+		case p != nil:
+			problems = append(problems, *p)
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			count++
+		}
+	}
+	src.Status.Accounts = count
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return &refusedError{problems: problems}
+	}
+	return nil
+}
+
+// conflict reports an account the source may not bring in line with want:
+// created for another entry, username, release or owner, or of another
+// format (owner and format are immutable). It is left as it is.
+func conflict(cur, want *credv1.CredentialAccount) *problem {
+	var why string
+	switch {
+	case cur.Spec.Release != want.Spec.Release || cur.Spec.Username != want.Spec.Username ||
+		cur.Labels[entryLabel] != want.Labels[entryLabel] || cur.Labels[credv1.SourceLabel] != want.Labels[credv1.SourceLabel]:
+		why = fmt.Sprintf("it was not created for username %s of sources[%s]", quoteKey(want.Spec.Username), want.Labels[entryLabel])
+	case cur.GetOwner() != want.GetOwner():
+		why = fmt.Sprintf("its owner is %s, the source's is %s, and the owner of an account never changes", cur.GetOwner(), want.GetOwner())
+	case !equality.Semantic.DeepEqual(cur.Spec.Format, want.Spec.Format):
+		why = fmt.Sprintf("its format is %s, the source's is %s, and the format of an account never changes", cur.Spec.Format.Name, want.Spec.Format.Name)
+	default:
+		return nil
+	}
+	return &problem{credv1.AccountConflictReason, fmt.Sprintf(
+		"CredentialAccount %s/%s is left as it is: %s; delete it to have the source create its own", cur.Namespace, cur.Name, why)}
+}
+
+// update brings the mutable part of a generated account (Secret labels,
+// valuesFrom) in line with the source.
+func (r *AccountSourceReconciler) update(ctx context.Context, cur, want *credv1.CredentialAccount) error {
+	if equality.Semantic.DeepEqual(cur.Spec.SecretLabels, want.Spec.SecretLabels) &&
+		equality.Semantic.DeepEqual(cur.Spec.ValuesFrom, want.Spec.ValuesFrom) {
+		return nil
+	}
+	before := cur.DeepCopy()
+	cur.Spec.SecretLabels, cur.Spec.ValuesFrom = want.Spec.SecretLabels, want.Spec.ValuesFrom
+	if err := r.Patch(ctx, cur, client.MergeFrom(before), client.FieldOwner(CredentialFieldOwner)); err != nil {
+		return fmt.Errorf("updating account %s/%s: %w", cur.Namespace, cur.Name, err)
+	}
+	return nil
+}
+
+// create creates a derived account. An account of its name that the source
+// did not create for the same entry is a conflict and is never adopted; a
+// refusal of the API server (an invalid username) is a problem of its
+// release alone.
+func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.AccountSource, a *credv1.CredentialAccount) (*problem, error) {
+	err := r.Create(ctx, a, client.FieldOwner(CredentialFieldOwner))
+	switch {
+	case err == nil:
+		return nil, nil
+	case apierrors.IsAlreadyExists(err):
+		var cur credv1.CredentialAccount
+		if err := r.reader().Get(ctx, client.ObjectKeyFromObject(a), &cur); err != nil {
+			return nil, fmt.Errorf("reading account %s/%s: %w", a.Namespace, a.Name, err)
+		}
+		if p := conflict(&cur, a); p != nil {
+			if a.Spec.Owner != credv1.OwnerPlatform || cur.GetOwner() == credv1.OwnerPlatform {
+				return p, nil
+			}
+			if cur.Labels[credv1.SourceLabel] == src.Name && squats(&cur, a) {
+				// Derived for a release another shard serves.
+				p, err := r.makeWay(ctx, &cur, a)
+				if err != nil {
+					return nil, err
+				}
+				return p, nil
+			}
+			if cur.Labels[credv1.SourceLabel] != src.Name {
+				// An account the source did not create holds the name of a
+				// platform account: the platform account takes a name of its
+				// own, which a tenant cannot know in advance, and keeps it.
+				return r.createAs(ctx, a, platformFallbackName(src, a))
+			}
+			return p, nil
+		}
+		// Created meanwhile, or held by another shard.
+		return nil, r.takeOver(ctx, a)
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
+		return &problem{credv1.UsernameRefusedReason, fmt.Sprintf("HelmRelease %s/%s: account %s for username %s was refused: %s",
+			a.Namespace, a.Spec.Release, a.Name, quoteKey(a.Spec.Username), apierrors.ReasonForError(err))}, nil
+	}
+	return nil, fmt.Errorf("creating account %s/%s: %w", a.Namespace, a.Name, err)
+}
+
+// squats reports a tenant account the source derived for another release
+// that holds the name of a platform account want.
+func squats(cur, want *credv1.CredentialAccount) bool {
+	return want.Spec.Owner == credv1.OwnerPlatform && cur.GetOwner() != credv1.OwnerPlatform && cur.Spec.Release != want.Spec.Release
+}
+
+// makeWay deletes a squatting tenant account (platform entries win, its key
+// is refused); the platform account is created once it is gone.
+func (r *AccountSourceReconciler) makeWay(ctx context.Context, cur, want *credv1.CredentialAccount) (*problem, error) {
+	p := &problem{credv1.UsernameRefusedReason, fmt.Sprintf(
+		"HelmRelease %s/%s: username %s has the account name %s of a platform account of release %s; its account is deleted",
+		cur.Namespace, cur.Spec.Release, quoteKey(cur.Spec.Username), cur.Name, want.Spec.Release)}
+	if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+		return p, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err)
+	}
+	return p, nil
+}
+
+// createAs creates a under another name. An account already there is the
+// one of an earlier attempt if it is the same account (else a conflict),
+// taken over from another shard if need be.
+func (r *AccountSourceReconciler) createAs(ctx context.Context, a *credv1.CredentialAccount, name string) (*problem, error) {
+	b := a.DeepCopy()
+	b.Name = name
+	err := r.Create(ctx, b, client.FieldOwner(CredentialFieldOwner))
+	if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return nil, fmt.Errorf("creating account %s/%s: %w", b.Namespace, b.Name, err)
+		}
+		return nil, nil
+	}
+	var cur credv1.CredentialAccount
+	if err := r.reader().Get(ctx, client.ObjectKeyFromObject(b), &cur); err != nil {
+		return nil, fmt.Errorf("reading account %s/%s: %w", b.Namespace, b.Name, err)
+	}
+	if p := conflict(&cur, b); p != nil {
+		return p, nil
+	}
+	return nil, r.takeOver(ctx, b)
+}
+
+// olderThan orders accounts by creation, then name.
+func olderThan(a, b *credv1.CredentialAccount) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// identity is what makes a generated account the same account whatever its
+// name: namespace, release, entry and username.
+func identity(a *credv1.CredentialAccount) string {
+	return a.Namespace + "/" + a.Spec.Release + "/" + a.Labels[entryLabel] + "/" + a.Spec.Username
+}
+
+// platformFallbackName is the name of a platform account whose own name is
+// held by an account the source did not create: its name with a hash of the
+// source's UID, the entry and the username, which tenants (who cannot read
+// cluster-scoped AccountSources) cannot compute.
+func platformFallbackName(src *credv1.AccountSource, a *credv1.CredentialAccount) string {
+	sum := sha256.Sum256([]byte(string(src.UID) + "/" + identity(a)))
+	base := a.Name
+	if len(base) > 253-9 {
+		base = strings.TrimRight(base[:253-9], "-.")
+	}
+	return base + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// reader reads uncached when it can: an account just created elsewhere may
+// not be in the cache yet.
+func (r *AccountSourceReconciler) reader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
+}
+
+// SetupWithManager registers the reconciler: sources are re-derived when a
+// HelmRelease changes and when one of their accounts changes or goes.
+func (r *AccountSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Shard.Sharded() && r.APIReader == nil {
+		return errors.New("a sharded AccountSourceReconciler needs an APIReader")
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&credv1.AccountSource{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
+		Watches(&helmv2.HelmRelease{}, handler.EnqueueRequestsFromMapFunc(r.allSources),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&credv1.CredentialAccount{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if name := o.GetLabels()[credv1.SourceLabel]; name != "" {
+				return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+			}
+			return nil
+		}), builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(e event.CreateEvent) bool { return false },
+			UpdateFunc: func(e event.UpdateEvent) bool { return false },
+		})).
+		Named("accountsource").
+		Complete(r)
+}
+
+func (r *AccountSourceReconciler) allSources(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list credv1.AccountSourceList
+	if err := r.List(ctx, &list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing AccountSources")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, s := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+	}
+	return reqs
+}

@@ -1,0 +1,265 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+)
+
+// errUnsupportedSource refuses source kinds that are named in the API but not built.
+var errUnsupportedSource = errors.New("source kind is not supported yet")
+
+// errInvalidSelector refuses a releaseSelector that cannot be parsed.
+var errInvalidSelector = errors.New("invalid releaseSelector")
+
+// sourceSelects reports whether the AccountSource applies to the release.
+func sourceSelects(src *credv1.AccountSource, hr *helmv2.HelmRelease) (bool, error) {
+	if src.Spec.Chart != "" && (hr.Spec.Chart == nil || hr.Spec.Chart.Spec.Chart != src.Spec.Chart) {
+		return false, nil
+	}
+	if src.Spec.ReleaseSelector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(src.Spec.ReleaseSelector)
+		if err != nil {
+			return false, fmt.Errorf("releaseSelector: %w", err)
+		}
+		if !sel.Matches(labels.Set(hr.Labels)) {
+			return false, nil
+		}
+	}
+	return src.Spec.Chart != "" || src.Spec.ReleaseSelector != nil, nil
+}
+
+// derivation is what an AccountSource derives from one release.
+type derivation struct {
+	// accounts by object name.
+	accounts map[string]*credv1.CredentialAccount
+	// invalid lists the entries whose values could not be read: their
+	// existing accounts are kept.
+	invalid []int
+	// problems are the release's refused usernames and unreadable values.
+	problems []problem
+}
+
+// problem is one thing an AccountSource could not do for one release.
+type problem struct {
+	reason  string
+	message string
+}
+
+func (p problem) Error() string { return p.message }
+
+// usernameCandidate is one username an entry derives.
+type usernameCandidate struct {
+	entry    int
+	username string
+	platform bool
+	held     bool
+}
+
+// desiredAccounts derives the CredentialAccounts of one release. Usernames
+// are compared as their account Secret names (after the DNS mapping): two
+// that map to one name cannot both have an account. A platform entry's
+// username is reserved first; then a username whose account exists already
+// for the same entry (held: "<entry>/<username>") keeps it; then the first
+// by entry and username. Every other username mapping to a taken name is
+// refused (UsernameRefused), so a tenant's values key can never displace,
+// rename or take over a platform account or another key's account.
+func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, held map[string]bool) (*derivation, error) {
+	d := &derivation{accounts: map[string]*credv1.CredentialAccount{}}
+	var cands []usernameCandidate
+	for i, entry := range src.Spec.Sources {
+		var usernames []string
+		switch entry.Kind {
+		case credv1.SourceStatic:
+			usernames = []string{entry.Static.Username}
+		case credv1.SourceValuesMap:
+			keys, err := valuesMapKeys(hr, entry.ValuesMap.Path)
+			if err != nil {
+				d.invalid = append(d.invalid, i)
+				d.problems = append(d.problems, problem{credv1.InvalidValuesReason,
+					fmt.Sprintf("HelmRelease %s/%s: %s", hr.Namespace, hr.Name, err.Error())})
+				continue
+			}
+			usernames = keys
+		default:
+			return nil, fmt.Errorf("%w: sources[%d] is %s; built: ValuesMap, Static", errUnsupportedSource, i, entry.Kind)
+		}
+		for _, u := range usernames {
+			cands = append(cands, usernameCandidate{entry: i, username: u,
+				platform: entry.Template.Owner == credv1.OwnerPlatform, held: held[fmt.Sprintf("%d/%s", i, u)]})
+		}
+	}
+	sort.SliceStable(cands, func(a, b int) bool {
+		if cands[a].platform != cands[b].platform {
+			return cands[a].platform
+		}
+		return cands[a].held && !cands[b].held
+	})
+	taken := map[string]usernameCandidate{}
+	for _, c := range cands {
+		a := deriveAccount(src, hr, c.entry, src.Spec.Sources[c.entry].Template, c.username)
+		if err := validDerivedUsername(c.username, a.Name); err != nil {
+			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason,
+				fmt.Sprintf("HelmRelease %s/%s: username %s (sources[%d]) is refused: %s", hr.Namespace, hr.Name, quoteKey(c.username), c.entry, err.Error())})
+			continue
+		}
+		secret := account.SecretName(hr.Name, c.username)
+		if first, ok := taken[secret]; ok {
+			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason,
+				fmt.Sprintf("HelmRelease %s/%s: username %s (sources[%d]) maps to Secret %s of username %s (sources[%d]%s); no account is created for it",
+					hr.Namespace, hr.Name, quoteKey(c.username), c.entry, secret, quoteKey(first.username), first.entry, ownerNote(first))})
+			continue
+		}
+		taken[secret] = c
+		d.accounts[a.Name] = a
+	}
+	return d, nil
+}
+
+func ownerNote(c usernameCandidate) string {
+	if c.platform {
+		return ", owned by the platform"
+	}
+	return ""
+}
+
+// quoteKey quotes a username taken from values for a message, shortened.
+func quoteKey(u string) string {
+	if len(u) > 64 {
+		u = u[:64] + "..."
+	}
+	return fmt.Sprintf("%q", u)
+}
+
+// validDerivedUsername refuses a username the CRD would refuse, or whose
+// account name cannot be an object name, before asking the API server.
+func validDerivedUsername(username, accountName string) error {
+	if username == "" || len(username) > 128 {
+		return errors.New("a username has 1 to 128 characters")
+	}
+	if errs := validation.IsDNS1123Subdomain(accountName); len(errs) > 0 {
+		return fmt.Errorf("its account name %s is not valid: %s", accountName, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// entryLabel records which entry of the source derived an account.
+const entryLabel = "credentials.credo.dev/source-entry"
+
+func deriveAccount(src *credv1.AccountSource, hr *helmv2.HelmRelease, entry int, t credv1.AccountTemplate, username string) *credv1.CredentialAccount {
+	a := &credv1.CredentialAccount{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      hr.Name + "-" + account.DNSName(username),
+			Namespace: hr.Namespace,
+			Labels: map[string]string{
+				credv1.SourceLabel:  src.Name,
+				credv1.ReleaseLabel: hr.Name,
+				entryLabel:          fmt.Sprint(entry),
+			},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind,
+				Name: hr.Name, UID: hr.UID, BlockOwnerDeletion: ptr.To(false),
+			}},
+		},
+		Spec: credv1.CredentialAccountSpec{
+			Release:      hr.Name,
+			Username:     username,
+			Format:       t.Format,
+			Owner:        t.Owner,
+			SecretLabels: t.SecretLabels,
+		},
+	}
+	if t.ValuesFrom != nil {
+		a.Spec.ValuesFrom = &credv1.ValuesFromTarget{
+			TargetPath: strings.ReplaceAll(t.ValuesFrom.TargetPath, credv1.UsernamePlaceholder, username),
+		}
+	}
+	return a
+}
+
+// valuesMapKeys returns the sorted keys of the map at a dot path of the
+// release's spec.values. An absent path is an empty map; a path that holds
+// something else than a map is an error.
+func valuesMapKeys(hr *helmv2.HelmRelease, path string) ([]string, error) {
+	if hr.Spec.Values == nil || len(hr.Spec.Values.Raw) == 0 {
+		return nil, nil
+	}
+	var cur any
+	if err := json.Unmarshal(hr.Spec.Values.Raw, &cur); err != nil {
+		return nil, fmt.Errorf("spec.values: %w", err)
+	}
+	for _, part := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("spec.values.%s: not a map", path)
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, nil
+		}
+	}
+	if cur == nil {
+		return nil, nil
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("spec.values.%s: not a map", path)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// reservedUsername returns the username a platform entry of src derives
+// for hr whose account Secret is secretName ("" when none): a tenant
+// account can never hold the Secret of an AccountSource's platform account,
+// even when it was declared before the AccountSource created it.
+func reservedUsername(src *credv1.AccountSource, hr *helmv2.HelmRelease, secretName string) string {
+	for _, entry := range src.Spec.Sources {
+		if entry.Template.Owner != credv1.OwnerPlatform {
+			continue
+		}
+		var usernames []string
+		switch entry.Kind {
+		case credv1.SourceStatic:
+			usernames = []string{entry.Static.Username}
+		case credv1.SourceValuesMap:
+			usernames, _ = valuesMapKeys(hr, entry.ValuesMap.Path)
+		}
+		for _, u := range usernames {
+			if account.SecretName(hr.Name, u) == secretName {
+				return u
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,360 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/metrics"
+	"github.com/credo-dev/credo/internal/reconciler"
+	"github.com/credo-dev/credo/internal/shard"
+	"github.com/credo-dev/credo/internal/verifier"
+)
+
+// +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts/status,verbs=get;patch
+// +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=delete
+
+// CredentialFinalizer removes what an account leaves behind: its Secret,
+// its valuesFrom entry and a platform account's kept password.
+const CredentialFinalizer = "credentials.credo.dev/finalizer"
+
+// eventActionAccount is the action of every credential-controller event.
+const eventActionAccount = "Account"
+
+var credentialAccountSummary = reconciler.Summary{
+	FieldOwner:   CredentialFieldOwner,
+	ReadyMessage: "account Secret is in place",
+	NegativePolarity: []string{
+		credv1.FormatRefusedCondition,
+		credv1.SecretFailedCondition,
+		credv1.DeliveryFailedCondition,
+	},
+}
+
+// CredentialAccountReconciler keeps each account's Secret: created
+// NotIssued (or Generated for a platform account), owned by the HelmRelease,
+// never a foreign Secret, and delivered through valuesFrom where asked.
+type CredentialAccountReconciler struct {
+	client.Client
+	// APIReader reads Secrets uncached: no Secret data is cached.
+	APIReader     client.Reader
+	EventRecorder events.Recorder
+	fluxcontroller.Metrics
+
+	AccountKeys AccountKeys
+	// PlatformNamespace keeps the passwords of platform accounts.
+	PlatformNamespace string
+	// Shard is the part of the accounts served (--watch-label-selector);
+	// the zero Shard serves all. The manager's cache must hold only the
+	// shard's ShardedObjects.
+	Shard shard.Shard
+	// Now returns the time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconcile reconciles one CredentialAccount.
+func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	acct := &credv1.CredentialAccount{}
+	timer := reconciler.StartTimer(r.Metrics, req)
+	defer func() { timer.Done(ctx, acct) }()
+	if err := r.Get(ctx, req.NamespacedName, acct); err != nil {
+		timer.Gone = apierrors.IsNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !acct.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, acct)
+	}
+	if acct.Spec.Suspend {
+		return ctrl.Result{}, nil
+	}
+	if needsFinalizer(acct) && !controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
+		before := acct.DeepCopy()
+		controllerutil.AddFinalizer(acct, CredentialFinalizer)
+		if err := r.Patch(ctx, acct, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	patcher := patch.NewSerialPatcher(acct, r.Client)
+	defer func() {
+		result, retErr = reconciler.Finish(ctx, patcher, acct, credentialAccountSummary, result, retErr)
+	}()
+	if acct.Generation != acct.Status.ObservedGeneration {
+		conditions.MarkReconciling(acct, meta.ProgressingReason, "reconciling generation %d", acct.Generation)
+	}
+	return reconciler.Result(acct, r.reconcileAccount(ctx, acct))
+}
+
+func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) error {
+	f, err := r.format(acct)
+	if err != nil {
+		return r.fail(acct, credv1.FormatRefusedCondition, err)
+	}
+	conditions.Delete(acct, credv1.FormatRefusedCondition)
+
+	hr := &helmv2.HelmRelease{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, hr); err != nil {
+		if apierrors.IsNotFound(err) {
+			err = reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s not found", acct.Spec.Release)
+		}
+		return r.fail(acct, credv1.SecretFailedCondition, err)
+	}
+	if !hr.DeletionTimestamp.IsZero() {
+		// Its Secret goes with it, by garbage collection: nothing to write.
+		return r.fail(acct, credv1.SecretFailedCondition,
+			reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s is being deleted", acct.Spec.Release))
+	}
+	if err := r.checkAccountCollision(ctx, acct); err != nil {
+		return r.fail(acct, credv1.SecretFailedCondition, err)
+	}
+	if err := r.checkReserved(ctx, acct, hr); err != nil {
+		return r.fail(acct, credv1.SecretFailedCondition, err)
+	}
+	secret, err := r.ensureSecret(ctx, acct, hr, f)
+	if err != nil {
+		if reconciler.ReasonOf(err) == meta.FailedReason {
+			err = &reconciler.Generic{Reason: credv1.WriteFailedReason, Err: err}
+		}
+		return r.fail(acct, credv1.SecretFailedCondition, err)
+	}
+	conditions.Delete(acct, credv1.SecretFailedCondition)
+	r.recordSecret(acct, secret)
+
+	if acct.Spec.ValuesFrom != nil {
+		if err := r.deliverValues(ctx, acct, hr); err != nil {
+			return r.fail(acct, credv1.DeliveryFailedCondition, err)
+		}
+	} else if err := r.removeValues(ctx, acct); err != nil {
+		// valuesFrom was dropped from the spec: its entry goes too.
+		return r.fail(acct, credv1.DeliveryFailedCondition, err)
+	}
+	conditions.Delete(acct, credv1.DeliveryFailedCondition)
+	return nil
+}
+
+// format resolves the account's format, refusing what is not built.
+func (r *CredentialAccountReconciler) format(acct *credv1.CredentialAccount) (verifier.Format, error) {
+	if acct.GetFormatKind() != credv1.FormatBuiltIn {
+		return nil, reconciler.NewStalling(credv1.UnsupportedFormatKindReason,
+			"format kind %s is not supported yet; use kind BuiltIn with one of %v", acct.GetFormatKind(), verifier.Names())
+	}
+	f, err := verifier.Lookup(acct.Spec.Format.Name)
+	if err != nil {
+		return nil, reconciler.NewStalling(credv1.UnknownFormatReason, "%s; built-in formats: %v", err.Error(), verifier.Names())
+	}
+	if f.Plaintext() && acct.GetOwner() == credv1.OwnerPlatform {
+		// The account Secret lives in the tenant's namespace: a platform
+		// password stored as plaintext there would be the tenant's.
+		return nil, reconciler.NewStalling(credv1.PlatformPlaintextReason,
+			"a platform account cannot use format %s: its Secret is readable in the tenant's namespace", f.Name())
+	}
+	return f, nil
+}
+
+// checkAccountCollision refuses an account whose Secret name another live
+// account of the namespace maps to, unless it is the one that keeps the
+// Secret: a platform account (the one whose UID the Secret carries first),
+// else the account whose UID the Secret carries, else the oldest (then the
+// first by name). A tenant's account can thus never displace a platform
+// account, whatever it is named, whenever it is created and whatever is
+// written on the Secret, nor a tenant account already holding its Secret.
+func (r *CredentialAccountReconciler) checkAccountCollision(ctx context.Context, acct *credv1.CredentialAccount) error {
+	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	var list credv1.CredentialAccountList
+	if err := r.List(ctx, &list, client.InNamespace(acct.Namespace), client.MatchingFields{accountSecretIndex: name}); err != nil {
+		return fmt.Errorf("listing accounts: %w", err)
+	}
+	candidates := []*credv1.CredentialAccount{acct}
+	for i := range list.Items {
+		if other := &list.Items[i]; other.UID != acct.UID && other.DeletionTimestamp.IsZero() {
+			candidates = append(candidates, other)
+		}
+	}
+	if len(candidates) == 1 {
+		return nil
+	}
+	s := &metav1.PartialObjectMetadata{}
+	s.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: name}, s); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading Secret %s: %w", name, err)
+	}
+	keeper := collisionKeeper(candidates, func(a *credv1.CredentialAccount) bool {
+		return r.AccountKeys.BelongsTo(s, a.UID)
+	})
+	if keeper.UID == acct.UID {
+		return nil
+	}
+	return reconciler.NewStalling(credv1.AccountCollisionReason,
+		"accounts %s and %s both map to Secret %s, which stays %s's; rename the username of %s",
+		acct.Name, keeper.Name, name, keeper.Name, acct.Name)
+}
+
+// checkReserved refuses a tenant account whose Secret is the Secret of a
+// platform account an AccountSource derives for its release, whether that
+// account exists yet or not.
+func (r *CredentialAccountReconciler) checkReserved(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease) error {
+	if acct.GetOwner() == credv1.OwnerPlatform {
+		return nil
+	}
+	var sources credv1.AccountSourceList
+	if err := r.List(ctx, &sources); err != nil {
+		return fmt.Errorf("listing AccountSources: %w", err)
+	}
+	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	for i := range sources.Items {
+		src := &sources.Items[i]
+		if ok, err := sourceSelects(src, hr); err != nil || !ok {
+			continue
+		}
+		if u := reservedUsername(src, hr, name); u != "" {
+			return reconciler.NewStalling(credv1.AccountCollisionReason,
+				"Secret %s is reserved for the platform account %q of AccountSource %s; rename the username of %s", name, u, src.Name, acct.Name)
+		}
+	}
+	return nil
+}
+
+// collisionKeeper picks, among accounts that map to one Secret, the one
+// that keeps it: a platform account (the holder first), else the holder,
+// else the oldest, else the first by name.
+func collisionKeeper(candidates []*credv1.CredentialAccount, holds func(*credv1.CredentialAccount) bool) *credv1.CredentialAccount {
+	// A platform account comes first: the annotation that says who holds
+	// the Secret is on a Secret in the tenant's namespace, and must never
+	// outrank the platform.
+	rank := func(a *credv1.CredentialAccount) int {
+		platform := a.GetOwner() == credv1.OwnerPlatform
+		switch {
+		case platform && holds(a):
+			return 0
+		case platform:
+			return 1
+		case holds(a):
+			return 2
+		}
+		return 3
+	}
+	best := candidates[0]
+	for _, c := range candidates[1:] {
+		rc, rb := rank(c), rank(best)
+		switch {
+		case rc != rb:
+			if rc < rb {
+				best = c
+			}
+		case !c.CreationTimestamp.Equal(&best.CreationTimestamp):
+			if c.CreationTimestamp.Before(&best.CreationTimestamp) {
+				best = c
+			}
+		case c.Name < best.Name:
+			best = c
+		}
+	}
+	return best
+}
+
+// recordSecret copies the Secret's name, origin and history into the status.
+func (r *CredentialAccountReconciler) recordSecret(acct *credv1.CredentialAccount, s *corev1.Secret) {
+	acct.Status.SecretName = s.Name
+	acct.Status.Origin = credv1.Origin(s.Annotations[r.AccountKeys.Origin])
+	acct.Status.History = account.ParseHistory(s.Annotations[r.AccountKeys.History])
+	acct.Status.LastHandledRotate = s.Annotations[r.AccountKeys.Rotate]
+	if n := len(acct.Status.History); n > 0 {
+		at := acct.Status.History[n-1].At
+		acct.Status.LastChange = &at
+	}
+}
+
+// fail marks a negative-polarity condition from a typed error, with a
+// Warning event on a transition.
+func (r *CredentialAccountReconciler) fail(acct *credv1.CredentialAccount, condType string, err error) error {
+	reason := reconciler.ReasonOf(err)
+	if reason == credv1.NameCollisionReason || reason == credv1.AccountCollisionReason {
+		metrics.AccountCollision(acct.Namespace)
+	}
+	if !conditions.IsTrue(acct, condType) || conditions.GetReason(acct, condType) != reason {
+		eventType := corev1.EventTypeWarning
+		var w *reconciler.Waiting
+		if errors.As(err, &w) {
+			eventType = corev1.EventTypeNormal
+		}
+		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), eventType, reason, eventActionAccount, "%s", err.Error())
+	}
+	conditions.MarkTrue(acct, condType, reason, "%s", err.Error())
+	return err
+}
+
+// needsFinalizer: every account cleans up after itself. (Its Secret also
+// goes with the HelmRelease, by garbage collection.)
+func needsFinalizer(*credv1.CredentialAccount) bool { return true }
+
+// finalize removes the account's valuesFrom entry, its Secret and a platform
+// account's kept password, each only when it carries the account's UID: an account removed from
+// Git or from a values map leaves no credential behind.
+func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1.CredentialAccount) error {
+	if !controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
+		return nil
+	}
+	if err := r.removeValues(ctx, acct); err != nil {
+		return err
+	}
+	if err := r.deleteAccountSecret(ctx, acct); err != nil {
+		return err
+	}
+	if err := r.deleteKept(ctx, acct); err != nil {
+		return err
+	}
+	before := acct.DeepCopy()
+	controllerutil.RemoveFinalizer(acct, CredentialFinalizer)
+	return r.Patch(ctx, acct, client.MergeFrom(before))
+}
+
+// deleteAccountSecret deletes the account Secret if it carries the account's
+// UID, with a UID precondition so a Secret recreated meanwhile is left alone.
+// A Secret of another account that maps to the same name is never deleted.
+func (r *CredentialAccountReconciler) deleteAccountSecret(ctx context.Context, acct *credv1.CredentialAccount) error {
+	var s corev1.Secret
+	key := client.ObjectKey{Namespace: acct.Namespace, Name: account.SecretName(acct.Spec.Release, acct.Spec.Username)}
+	if err := r.APIReader.Get(ctx, key, &s); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !ownedBy(&s, CredentialFieldOwner) || !r.AccountKeys.BelongsTo(&s, acct.UID) {
+		return nil
+	}
+	if err := r.Delete(ctx, &s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Secret %s: %w", s.Name, err)
+	}
+	return nil
+}

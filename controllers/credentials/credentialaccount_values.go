@@ -1,0 +1,131 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"context"
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/reconciler"
+)
+
+// gitOpsOwnerLabels mark a HelmRelease applied from Git by Flux; an edit of
+// its spec would be reverted at the next apply.
+var gitOpsOwnerLabels = []string{"kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/name"}
+
+// valuesRef is the valuesFrom entry an account needs.
+func valuesRef(acct *credv1.CredentialAccount) helmv2.ValuesReference {
+	return helmv2.ValuesReference{
+		Kind:       "Secret",
+		Name:       account.SecretName(acct.Spec.Release, acct.Spec.Username),
+		ValuesKey:  credv1.PasswordKey,
+		TargetPath: acct.Spec.ValuesFrom.TargetPath,
+	}
+}
+
+// deliverValues makes the HelmRelease's valuesFrom carry exactly one entry
+// for the account, leaving every other entry and field alone. A suspended
+// release is reported; a release applied from Git is not edited, and the
+// condition says which entry Git must carry.
+func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease) error {
+	want := valuesRef(acct)
+	has := false
+	for _, v := range hr.Spec.ValuesFrom {
+		v.Optional = false
+		if v == want {
+			has = true
+		}
+	}
+	if !has {
+		for _, l := range gitOpsOwnerLabels {
+			if _, ok := hr.Labels[l]; ok {
+				return reconciler.NewStalling(credv1.ManagedByGitOpsReason,
+					"HelmRelease %s is applied from Git (%s); add to its spec.valuesFrom: {kind: Secret, name: %s, valuesKey: %s, targetPath: %s}",
+					hr.Name, l, want.Name, want.ValuesKey, want.TargetPath)
+			}
+		}
+		if err := r.editValuesFrom(ctx, hr, func(in []helmv2.ValuesReference) []helmv2.ValuesReference {
+			return append(withoutAccount(in, want), want)
+		}); err != nil {
+			return err
+		}
+		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.ValuesFromUpdatedReason, eventActionAccount,
+			"added valuesFrom Secret %s to HelmRelease %s at %s", want.Name, hr.Name, want.TargetPath)
+	}
+	if hr.Spec.Suspend {
+		return reconciler.NewWaiting(credv1.ReleaseSuspendedReason,
+			"HelmRelease %s is suspended; the password reaches the engine when it is resumed", hr.Name)
+	}
+	return nil
+}
+
+// removeValues drops the account's entry (any entry naming its Secret and
+// key) from the HelmRelease, for a deleted account.
+func (r *CredentialAccountReconciler) removeValues(ctx context.Context, acct *credv1.CredentialAccount) error {
+	var hr helmv2.HelmRelease
+	if err := r.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, &hr); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	want := helmv2.ValuesReference{Kind: "Secret", Name: account.SecretName(acct.Spec.Release, acct.Spec.Username), ValuesKey: credv1.PasswordKey}
+	if len(withoutAccount(hr.Spec.ValuesFrom, want)) == len(hr.Spec.ValuesFrom) {
+		return nil
+	}
+	for _, l := range gitOpsOwnerLabels {
+		if _, ok := hr.Labels[l]; ok {
+			// Git owns the entry; an edit would be reverted.
+			return nil
+		}
+	}
+	return r.editValuesFrom(ctx, &hr, func(in []helmv2.ValuesReference) []helmv2.ValuesReference {
+		return withoutAccount(in, want)
+	})
+}
+
+// withoutAccount drops entries for the account's Secret and key.
+func withoutAccount(in []helmv2.ValuesReference, want helmv2.ValuesReference) []helmv2.ValuesReference {
+	out := make([]helmv2.ValuesReference, 0, len(in))
+	for _, v := range in {
+		if v.Kind == want.Kind && v.Name == want.Name && v.ValuesKey == want.ValuesKey {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// editValuesFrom patches spec.valuesFrom with an optimistic lock, so an
+// entry someone else adds concurrently is never lost, and asks
+// helm-controller to reconcile the release.
+func (r *CredentialAccountReconciler) editValuesFrom(ctx context.Context, hr *helmv2.HelmRelease, edit func([]helmv2.ValuesReference) []helmv2.ValuesReference) error {
+	before := hr.DeepCopy()
+	hr.Spec.ValuesFrom = edit(hr.Spec.ValuesFrom)
+	if hr.Annotations == nil {
+		hr.Annotations = map[string]string{}
+	}
+	hr.Annotations[meta.ReconcileRequestAnnotation] = r.now().Format("2006-01-02T15:04:05.000000000Z07:00")
+	if err := r.Patch(ctx, hr, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(CredentialFieldOwner)); err != nil {
+		return fmt.Errorf("updating valuesFrom of HelmRelease %s: %w", hr.Name, err)
+	}
+	return nil
+}

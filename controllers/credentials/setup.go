@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"context"
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/manager"
+	"github.com/credo-dev/credo/internal/shard"
+)
+
+// ControllerName is the credential-controller's name: its leader election
+// and events' reporting controller stem from it.
+const ControllerName = "credential-controller"
+
+// Options configure the credential-controller's reconcilers.
+type Options struct {
+	// AnnotationDomain is the domain of the account Secret annotations.
+	AnnotationDomain string
+	// PlatformNamespace keeps the passwords of platform accounts.
+	PlatformNamespace string
+}
+
+// BindFlags binds the options to fs with their defaults.
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.AnnotationDomain, "annotation-domain", "credentials.cozystack.io",
+		"The domain of the account Secret annotations <domain>/origin and <domain>/history.")
+	fs.StringVar(&o.PlatformNamespace, "platform-namespace", "credo-system",
+		"The namespace, readable by no tenant, where the passwords of platform accounts are kept.")
+}
+
+// NewScheme returns the kinds the credential-controller reads and writes;
+// the access API mints join tokens of EnrollmentPolicies.
+func NewScheme() *runtime.Scheme {
+	return manager.NewScheme(helmv2.AddToScheme, credv1.AddToScheme, enrollv1.AddToScheme)
+}
+
+// ConfigureCache sets the credential-controller's cache options for its
+// shard. Secrets are cached as metadata only; the reconciler reads typed
+// Secrets through the API reader, so no password sits in the cache.
+// HelmReleases and CredentialAccounts are cached for the shard only; the
+// access API reads an account of another shard uncached.
+func ConfigureCache(o *ctrl.Options, s shard.Shard) {
+	o.Cache = cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         s.ByObject(ShardedObjects()...),
+	}
+}
+
+// Setup registers the CredentialAccount and AccountSource reconcilers with
+// the manager: cmd/credential-controller and the tests build them here
+// alike.
+func Setup(ctx context.Context, s *manager.Setup, o Options) error {
+	mgr := s.Manager
+	accounts := &CredentialAccountReconciler{
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		EventRecorder:     s.Recorder,
+		Metrics:           fluxcontroller.NewMetrics(mgr, s.Metrics, CredentialFinalizer),
+		AccountKeys:       NewAccountKeys(o.AnnotationDomain),
+		PlatformNamespace: o.PlatformNamespace,
+		Shard:             s.Shard,
+	}
+	if err := accounts.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the CredentialAccount controller: %w", err)
+	}
+	sources := &AccountSourceReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard,
+	}
+	if err := sources.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the AccountSource controller: %w", err)
+	}
+	return nil
+}

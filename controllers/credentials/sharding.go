@@ -1,0 +1,93 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"context"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/shard"
+)
+
+// Sharding (docs/guides/sharding.md). The shard of everything credo does
+// for a release is the shard of its HelmRelease: the trust-controller and
+// the credential-controller cache only the HelmReleases, TrustAnchors and
+// CredentialAccounts of their shard, and the objects credo creates for a
+// release carry its shard label. When a release moves to another shard,
+// the shard that holds its objects hands them over (Shard.Follow) on the
+// release's deletion event from its cache; the new shard takes over an
+// object its create finds held elsewhere, in case the old shard is gone.
+// Secrets, Namespaces and the cluster-scoped rules are cached whole. The
+// enrollment-controller caches everything (its listener, on every replica,
+// answers for every policy) and reconciles only the policies of its shard.
+
+func ShardedObjects() []client.Object {
+	return []client.Object{&helmv2.HelmRelease{}, &credv1.CredentialAccount{}}
+}
+
+func (r *CredentialAccountReconciler) servesAccount(ctx context.Context, req ctrl.Request) (bool, error) {
+	var acct credv1.CredentialAccount
+	if err := r.Get(ctx, req.NamespacedName, &acct); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	key := client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}
+	if err := r.Get(ctx, key, &helmv2.HelmRelease{}); !apierrors.IsNotFound(err) {
+		return err == nil, err
+	}
+	owner, err := r.Shard.Elsewhere(ctx, r.APIReader, shard.HelmReleaseGVK, key)
+	if err != nil || owner == nil {
+		return err == nil, err
+	}
+	if moved, err := r.Shard.Follow(ctx, r.Client, &acct, owner, client.FieldOwner(CredentialFieldOwner)); err != nil || moved {
+		shard.LogHandOver(ctx, "CredentialAccount", owner.GetLabels(), err)
+		return false, err
+	}
+	return false, nil
+}
+
+func (r *AccountSourceReconciler) handOver(ctx context.Context, acct *credv1.CredentialAccount) (bool, error) {
+	key := client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}
+	owner, err := r.Shard.Elsewhere(ctx, r.APIReader, shard.HelmReleaseGVK, key)
+	if err != nil || owner == nil {
+		return false, err
+	}
+	moved, err := r.Shard.Follow(ctx, r.Client, acct, owner, client.FieldOwner(CredentialFieldOwner))
+	if err != nil || moved {
+		shard.LogHandOver(ctx, "CredentialAccount", owner.GetLabels(), err)
+	}
+	return moved, err
+}
+
+func (r *AccountSourceReconciler) takeOver(ctx context.Context, want *credv1.CredentialAccount) error {
+	if !r.Shard.Sharded() {
+		return nil
+	}
+	var cur credv1.CredentialAccount
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), &cur); err != nil || r.Shard.Serves(&cur) {
+		return client.IgnoreNotFound(err)
+	}
+	moved, err := r.Shard.Follow(ctx, r.Client, &cur, want, client.FieldOwner(CredentialFieldOwner))
+	if err != nil || moved {
+		shard.LogHandOver(ctx, "CredentialAccount", want.GetLabels(), err)
+	}
+	return err
+}

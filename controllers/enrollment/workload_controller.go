@@ -1,0 +1,192 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/reconciler"
+)
+
+// +kubebuilder:rbac:groups=enrollment.credo.dev,resources=workloads,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=enrollment.credo.dev,resources=workloads/status,verbs=get;patch
+
+// DefaultPendingTimeout is how long a Workload may stay registered without a
+// certificate (enrollment step 1 done, step 2 never came) before it is deleted.
+const DefaultPendingTimeout = 10 * time.Minute
+
+// conflictRetry is how soon a write that lost a race is tried again, once
+// the cache has seen the winner.
+const conflictRetry = time.Second
+
+// WorkloadReconciler keeps the registry tidy: it deletes Workloads that never
+// got their first certificate, and marks Ready False on a Workload whose
+// certificate expired beyond its policy's renewal grace (it must enroll
+// again with a token) or whose policy is gone. It never deletes an enrolled
+// Workload: deleting one is how an operator stops its renewals.
+//
+// The enrollment server owns the Workload's Ready condition while the
+// workload is Pending, Enrolled or Renewed; this reconciler writes it only to
+// say Expired or PolicyNotFound, and to undo those when they no longer hold.
+// Its writes are conditional on the version it read, so a renewal served
+// meanwhile is never overwritten.
+type WorkloadReconciler struct {
+	client.Client
+	EventRecorder events.Recorder
+	fluxcontroller.Metrics
+
+	// PendingTimeout is how long after its creation a Workload without a
+	// certificate is deleted; DefaultPendingTimeout when zero.
+	PendingTimeout time.Duration
+	// Now returns the time; time.Now when nil.
+	Now func() time.Time
+}
+
+func (r *WorkloadReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *WorkloadReconciler) pendingTimeout() time.Duration {
+	if r.PendingTimeout > 0 {
+		return r.PendingTimeout
+	}
+	return DefaultPendingTimeout
+}
+
+// Reconcile reconciles one Workload.
+func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	wl := &enrollv1.Workload{}
+	timer := reconciler.StartTimer(r.Metrics, req)
+	defer func() { timer.Done(ctx, wl) }()
+	if err := r.Get(ctx, req.NamespacedName, wl); err != nil {
+		timer.Gone = apierrors.IsNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !wl.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	now := r.now()
+	if wl.Status.Serial == "" || wl.Status.NotAfter == nil {
+		return r.collectPending(ctx, wl, now)
+	}
+	policy := &enrollv1.EnrollmentPolicy{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: wl.Spec.Policy}, policy); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("reading EnrollmentPolicy %s: %w", wl.Spec.Policy, err)
+		}
+		// Kept as is: the policy's creation reconciles it again.
+		return r.setReady(ctx, wl, metav1.ConditionFalse, enrollv1.PolicyNotFoundReason,
+			"EnrollmentPolicy %s not found; the workload renews nothing until it exists again", wl.Spec.Policy)
+	}
+	grace := policy.GetRenewalGrace()
+	notAfter := wl.Status.NotAfter.Time
+	deadline := notAfter.Add(grace)
+	// The enrollment server refuses a renewal once now is after the deadline.
+	if now.After(deadline) {
+		return r.setReady(ctx, wl, metav1.ConditionFalse, enrollv1.ExpiredReason,
+			"certificate %s expired at %s and the renewal grace of %s ended at %s; the workload must enroll again with a join token",
+			wl.Status.Serial, formatTime(notAfter), grace, formatTime(deadline))
+	}
+	// Requeued for the first instant after the deadline.
+	wait := deadline.Sub(now) + time.Nanosecond
+	if reason := conditions.GetReason(wl, meta.ReadyCondition); reason == enrollv1.ExpiredReason || reason == enrollv1.PolicyNotFoundReason {
+		// The policy is back, or its grace grew: the certificate renews again.
+		status, reason := metav1.ConditionTrue, enrollv1.EnrolledReason
+		if wl.Status.Renewals > 0 {
+			reason = enrollv1.RenewedReason
+		}
+		res, err := r.setReady(ctx, wl, status, reason, "certificate %s valid until %s; renewable until %s",
+			wl.Status.Serial, formatTime(notAfter), formatTime(deadline))
+		if err != nil || res.RequeueAfter > 0 {
+			return res, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
+}
+
+// collectPending deletes a Workload that has had no certificate for
+// PendingTimeout since its creation, or requeues it for that time. The
+// deletion is conditional on the version read: a certificate recorded
+// meanwhile keeps the Workload.
+func (r *WorkloadReconciler) collectPending(ctx context.Context, wl *enrollv1.Workload, now time.Time) (ctrl.Result, error) {
+	timeout := r.pendingTimeout()
+	deadline := wl.CreationTimestamp.Add(timeout)
+	if now.Before(deadline) {
+		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
+	}
+	uid, rv := wl.UID, wl.ResourceVersion
+	err := r.Delete(ctx, wl, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case apierrors.IsConflict(err):
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("deleting pending workload: %w", err)
+	}
+	ctrl.LoggerFrom(ctx).Info("deleted a workload that got no certificate", "timeout", timeout.String())
+	r.EventRecorder.AnnotatedEventf(wl, nil, wl.EventMetadata(), corev1.EventTypeNormal, enrollv1.PendingTimeoutReason, eventActionEnrollment,
+		"deleted: registered at %s with join token %s, no certificate requested within %s", formatTime(wl.CreationTimestamp.Time),
+		wl.Spec.Token, timeout)
+	return ctrl.Result{}, nil
+}
+
+// setReady writes the Ready condition when it changes, conditionally on the
+// version read, with a Warning event when the workload becomes Expired.
+// A lost race requeues; the next reconcile judges the newer status.
+func (r *WorkloadReconciler) setReady(ctx context.Context, wl *enrollv1.Workload, status metav1.ConditionStatus,
+	reason, format string, args ...any) (ctrl.Result, error) {
+	msg := fmt.Sprintf(format, args...)
+	if c := conditions.Get(wl, meta.ReadyCondition); c != nil && c.Status == status && c.Reason == reason && c.Message == msg {
+		return ctrl.Result{}, nil
+	}
+	before := wl.DeepCopy()
+	conditions.Set(wl, &metav1.Condition{Type: meta.ReadyCondition, Status: status, Reason: reason, Message: msg})
+	err := r.Status().Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
+		client.FieldOwner(EnrollmentFieldOwner))
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case apierrors.IsConflict(err):
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("patching workload status: %w", err)
+	}
+	if reason == enrollv1.ExpiredReason || reason == enrollv1.PolicyNotFoundReason {
+		r.EventRecorder.AnnotatedEventf(wl, nil, wl.EventMetadata(), corev1.EventTypeWarning, reason, eventActionEnrollment, "%s", msg)
+	}
+	return ctrl.Result{}, nil
+}
+
+// formatTime formats a time as the API shows it.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

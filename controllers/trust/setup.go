@@ -1,0 +1,107 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package trust
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/manager"
+	"github.com/credo-dev/credo/internal/shard"
+)
+
+// ControllerName is the trust-controller's name: its leader election,
+// events' reporting controller and field owner stem from it.
+const ControllerName = "trust-controller"
+
+// Options configure the trust-controller's reconcilers.
+type Options struct {
+	// LabelDomain is the domain of the contract labels.
+	LabelDomain string
+	// NamespaceSelector limits the namespaces served; empty serves all.
+	NamespaceSelector string
+	// ExpiryWarningWindow makes a certificate expiring within it ExpiringSoon.
+	ExpiryWarningWindow time.Duration
+	// Concurrent is the number of releases reconciled concurrently.
+	Concurrent int
+}
+
+// BindFlags binds the options to fs with their defaults.
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.LabelDomain, "label-domain", "internal.cozystack.io",
+		"The domain of the contract labels: <domain>/publish-ca-cert, <domain>/publish-ca-cert-release, <domain>/publish-ca-cert-key, <domain>/tenant-ca.")
+	fs.StringVar(&o.NamespaceSelector, "namespace-selector", "",
+		"A label selector (e.g. 'tenant=true') limiting the namespaces served; empty serves all.")
+	fs.DurationVar(&o.ExpiryWarningWindow, "expiry-warning-window", 30*24*time.Hour,
+		"A projected certificate expiring within this window is reported as ExpiringSoon.")
+	fs.IntVar(&o.Concurrent, "concurrent", 4, "The number of releases reconciled concurrently.")
+}
+
+// NewScheme returns the kinds the trust-controller reads and writes.
+func NewScheme() *runtime.Scheme {
+	return manager.NewScheme(helmv2.AddToScheme, trustv1.AddToScheme)
+}
+
+// ConfigureCache sets the trust-controller's cache options for its shard.
+// Managed fields are never needed from the cache. Secrets are cached as
+// metadata only (the reconciler reads typed Secrets through the API
+// reader), so no Secret data sits in the controller's memory. HelmReleases
+// and TrustAnchors are cached for the shard only.
+func ConfigureCache(o *ctrl.Options, s shard.Shard) {
+	o.Cache = cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         s.ByObject(ShardedObjects()...),
+	}
+}
+
+// Setup registers the TrustAnchor and TrustSource reconcilers with the
+// manager: cmd/trust-controller and the tests build them here alike.
+func Setup(ctx context.Context, s *manager.Setup, o Options) error {
+	nsSelector, err := labels.Parse(o.NamespaceSelector)
+	if err != nil {
+		return fmt.Errorf("invalid --namespace-selector: %w", err)
+	}
+	mgr := s.Manager
+	anchors := &TrustAnchorReconciler{
+		Client:              mgr.GetClient(),
+		APIReader:           mgr.GetAPIReader(),
+		EventRecorder:       s.Recorder,
+		Metrics:             fluxcontroller.NewMetrics(mgr, s.Metrics),
+		Keys:                NewLabelKeys(o.LabelDomain),
+		NamespaceSelector:   nsSelector,
+		Shard:               s.Shard,
+		ExpiryWarningWindow: o.ExpiryWarningWindow,
+	}
+	if err := anchors.SetupWithManager(ctx, mgr, TrustAnchorReconcilerOptions{MaxConcurrentReconciles: o.Concurrent}); err != nil {
+		return fmt.Errorf("setting up the TrustAnchor controller: %w", err)
+	}
+	sources := &TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard}
+	if err := sources.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the TrustSource controller: %w", err)
+	}
+	return nil
+}

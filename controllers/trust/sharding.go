@@ -1,0 +1,79 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package trust
+
+import (
+	"context"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/shard"
+)
+
+// Sharding (docs/guides/sharding.md). The shard of everything credo does
+// for a release is the shard of its HelmRelease: the trust-controller and
+// the credential-controller cache only the HelmReleases, TrustAnchors and
+// CredentialAccounts of their shard, and the objects credo creates for a
+// release carry its shard label. When a release moves to another shard,
+// the shard that holds its objects hands them over (Shard.Follow) on the
+// release's deletion event from its cache; the new shard takes over an
+// object its create finds held elsewhere, in case the old shard is gone.
+// Secrets, Namespaces and the cluster-scoped rules are cached whole. The
+// enrollment-controller caches everything (its listener, on every replica,
+// answers for every policy) and reconciles only the policies of its shard.
+
+func ShardedObjects() []client.Object {
+	return []client.Object{&helmv2.HelmRelease{}, &trustv1.TrustAnchor{}}
+}
+
+func (r *TrustAnchorReconciler) servesRelease(ctx context.Context, req ctrl.Request) (bool, error) {
+	if err := r.Get(ctx, req.NamespacedName, &helmv2.HelmRelease{}); !apierrors.IsNotFound(err) {
+		return err == nil, err
+	}
+	var ta trustv1.TrustAnchor
+	if err := r.Get(ctx, req.NamespacedName, &ta); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	owner, err := r.Shard.Elsewhere(ctx, r.APIReader, shard.HelmReleaseGVK, req.NamespacedName)
+	if err != nil || owner == nil {
+		return err == nil, err
+	}
+	if moved, err := r.Shard.Follow(ctx, r.Client, &ta, owner, client.FieldOwner(TrustAnchorFieldOwner)); err != nil || moved {
+		shard.LogHandOver(ctx, "TrustAnchor", owner.GetLabels(), err)
+		return false, err
+	}
+	return false, nil
+}
+
+func (r *TrustAnchorReconciler) takeOver(ctx context.Context, hr *helmv2.HelmRelease) error {
+	if !r.Shard.Sharded() {
+		return nil
+	}
+	var ta trustv1.TrustAnchor
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(hr), &ta); err != nil || r.Shard.Serves(&ta) {
+		return client.IgnoreNotFound(err)
+	}
+	moved, err := r.Shard.Follow(ctx, r.Client, &ta, hr, client.FieldOwner(TrustAnchorFieldOwner))
+	if err != nil || moved {
+		shard.LogHandOver(ctx, "TrustAnchor", hr.GetLabels(), err)
+	}
+	return err
+}

@@ -1,0 +1,286 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package trust
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/metrics"
+	"github.com/credo-dev/credo/internal/pem"
+	"github.com/credo-dev/credo/internal/projection"
+	"github.com/credo-dev/credo/internal/reconciler"
+	"github.com/credo-dev/credo/internal/shard"
+)
+
+// +kubebuilder:rbac:groups=trust.credo.dev,resources=trustanchors,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=trust.credo.dev,resources=trustanchors/status,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
+// TrustAnchorFieldOwner is the field manager of everything the trust-controller writes.
+const TrustAnchorFieldOwner = "credo-trust-controller"
+
+// trustAnchorSummary derives Ready. CertificateWarning is owned but not
+// summarized: a certificate close to expiry is still a working anchor.
+var trustAnchorSummary = reconciler.Summary{
+	FieldOwner:   TrustAnchorFieldOwner,
+	ReadyMessage: "CA certificate projected",
+	NegativePolarity: []string{
+		trustv1.SourceUnavailableCondition,
+		trustv1.SourceRejectedCondition,
+		trustv1.ProjectionFailedCondition,
+	},
+	Informational: []string{trustv1.CertificateWarningCondition},
+}
+
+// TrustAnchorReconciler reconciles one release's trust anchor. Requests are
+// keyed by the release (the TrustAnchor is named after it), so the label and
+// name legs reconcile a release before its TrustAnchor exists, and create it.
+type TrustAnchorReconciler struct {
+	client.Client
+	// APIReader reads Secrets uncached: no Secret data is ever cached.
+	APIReader     client.Reader
+	EventRecorder events.Recorder
+	fluxcontroller.Metrics
+
+	Keys LabelKeys
+	// NamespaceSelector limits the namespaces served; nil serves all.
+	NamespaceSelector labels.Selector
+	// Shard is the part of the releases served (--watch-label-selector);
+	// the zero Shard serves all. The manager's cache must hold only the
+	// shard's ShardedObjects.
+	Shard shard.Shard
+	// ExpiryWarningWindow makes a certificate expiring within it ExpiringSoon.
+	ExpiryWarningWindow time.Duration
+	// Now returns the time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconcile discovers the release's sources, creates the TrustAnchor of a
+// discovered source, and projects the CA certificate.
+func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	ta := &trustv1.TrustAnchor{}
+	timer := reconciler.StartTimer(r.Metrics, req)
+	defer func() { timer.Done(ctx, ta) }()
+	if ok, err := r.serves(ctx, req.Namespace); err != nil || !ok {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	hr := &helmv2.HelmRelease{}
+	if err := r.Get(ctx, req.NamespacedName, hr); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		hr = nil
+	}
+	cands, err := r.discover(ctx, req.Namespace, req.Name, hr)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	if err := r.Get(ctx, req.NamespacedName, ta); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		timer.Gone = true
+		first, ok := firstActive(cands)
+		if hr == nil || !ok || !hr.DeletionTimestamp.IsZero() {
+			return ctrl.Result{}, nil
+		}
+		// Its creation event reconciles it.
+		return ctrl.Result{}, r.createDiscovered(ctx, hr, first)
+	}
+	if !ta.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if ta.Spec.Suspend {
+		ctrl.LoggerFrom(ctx).V(1).Info("reconciliation is suspended")
+		return ctrl.Result{}, nil
+	}
+
+	patcher := patch.NewSerialPatcher(ta, r.Client)
+	defer func() {
+		result, retErr = reconciler.Finish(ctx, patcher, ta, trustAnchorSummary, result, retErr)
+	}()
+	if ta.Generation != ta.Status.ObservedGeneration {
+		conditions.MarkReconciling(ta, meta.ProgressingReason, "reconciling generation %d", ta.Generation)
+	}
+	return reconciler.Result(ta, r.project(ctx, ta, hr, cands))
+}
+
+// project is the reconcile chain of an existing TrustAnchor.
+func (r *TrustAnchorReconciler) project(ctx context.Context, ta *trustv1.TrustAnchor, hr *helmv2.HelmRelease, cands []candidate) error {
+	if err := r.followDiscovery(ctx, ta, cands); err != nil {
+		return r.unavailable(ta, err)
+	}
+	if hr == nil {
+		return r.unavailable(ta, reconciler.NewWaiting(trustv1.HelmReleaseNotFoundReason,
+			"HelmRelease %s not found", ta.Spec.Release))
+	}
+	raw, err := r.readSource(ctx, ta)
+	if err != nil {
+		return r.unavailable(ta, err)
+	}
+	conditions.Delete(ta, trustv1.SourceUnavailableCondition)
+	res, err := r.writer().Write(ctx, ta.Namespace, hr, raw)
+	if err != nil {
+		return r.writeFailed(ta, err)
+	}
+	conditions.Delete(ta, trustv1.SourceRejectedCondition)
+	conditions.Delete(ta, trustv1.ProjectionFailedCondition)
+	r.recordProjection(ta, res)
+	return r.checkCertificates(ta, res.Bundle)
+}
+
+// followDiscovery keeps a discovered TrustAnchor's source on its leg's claim
+// and refuses more than one claim on the release.
+func (r *TrustAnchorReconciler) followDiscovery(ctx context.Context, ta *trustv1.TrustAnchor, cands []candidate) error {
+	leg, ts := legOf(ta)
+	ta.Status.Leg, ta.Status.TrustSource = leg, ts
+	claims := cands
+	if leg == trustv1.LegDeclared {
+		claims = dedupe(append([]candidate{{leg: leg, source: ta.Spec.Source}}, cands...))
+	}
+	if len(claims) > 1 {
+		names := make([]string, 0, len(claims))
+		for _, c := range claims {
+			names = append(names, c.String())
+		}
+		return reconciler.NewStalling(trustv1.AmbiguousSourceReason,
+			"%d sources claim release %s: %s; remove all but one", len(claims), ta.Spec.Release, strings.Join(names, ", "))
+	}
+	if leg == trustv1.LegDeclared {
+		return nil
+	}
+	if len(claims) == 0 {
+		return reconciler.NewStalling(trustv1.SourceWithdrawnReason,
+			"no label or TrustSource claims release %s any more; the last projection is kept until the HelmRelease is deleted", ta.Spec.Release)
+	}
+	c := claims[0]
+	if ta.Spec.Source == c.source && ta.Annotations[trustv1.DiscoveredByAnnotation] == c.discoveredBy() {
+		return nil
+	}
+	before := ta.DeepCopy()
+	ta.Spec.Source = c.source
+	metav1.SetMetaDataAnnotation(&ta.ObjectMeta, trustv1.DiscoveredByAnnotation, c.discoveredBy())
+	if err := r.Patch(ctx, ta, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("moving TrustAnchor to %s: %w", c, err)
+	}
+	ta.Status.Leg, ta.Status.TrustSource = legOf(ta)
+	return nil
+}
+
+// readSource reads the source Secret uncached and returns the key's value.
+func (r *TrustAnchorReconciler) readSource(ctx context.Context, ta *trustv1.TrustAnchor) ([]byte, error) {
+	var s corev1.Secret
+	key := client.ObjectKey{Namespace: ta.Namespace, Name: ta.Spec.Source.Name}
+	if err := r.APIReader.Get(ctx, key, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, reconciler.NewWaiting(trustv1.SourceNotFoundReason,
+				"waiting for Secret %s to be created", ta.Spec.Source.Name)
+		}
+		return nil, fmt.Errorf("reading Secret %s: %w", ta.Spec.Source.Name, err)
+	}
+	v, ok := s.Data[ta.GetSourceKey()]
+	if !ok || len(v) == 0 {
+		return nil, reconciler.NewWaiting(trustv1.KeyNotFoundReason,
+			"Secret %s has no key %s", ta.Spec.Source.Name, ta.GetSourceKey())
+	}
+	return v, nil
+}
+
+// unavailable marks SourceUnavailable with the error's reason.
+func (r *TrustAnchorReconciler) unavailable(ta *trustv1.TrustAnchor, err error) error {
+	r.markFailure(ta, trustv1.SourceUnavailableCondition, err)
+	return err
+}
+
+// writeFailed turns a projection error into a condition and a typed error.
+func (r *TrustAnchorReconciler) writeFailed(ta *trustv1.TrustAnchor, err error) error {
+	var guard *pem.Error
+	switch {
+	case errors.As(err, &guard):
+		metrics.KeyRefused(ta.Namespace, string(guard.Reason))
+		err = reconciler.NewStalling(string(guard.Reason),
+			"refused %s key %s: %s; the existing projection is kept", ta.Spec.Source.Name, ta.GetSourceKey(), guard.Error())
+		r.markFailure(ta, trustv1.SourceRejectedCondition, err)
+	case errors.Is(err, projection.ErrCollision):
+		metrics.TrustCollision(ta.Namespace)
+		err = reconciler.NewStalling(trustv1.NameCollisionReason,
+			"Secret %s exists and was not created by credo; it is left untouched", ta.ProjectionName())
+		r.markFailure(ta, trustv1.ProjectionFailedCondition, err)
+	default:
+		err = &reconciler.Generic{Reason: trustv1.WriteFailedReason, Err: err}
+		r.markFailure(ta, trustv1.ProjectionFailedCondition, err)
+	}
+	return err
+}
+
+// markFailure sets a negative-polarity condition from a typed error, and
+// emits a Warning event when the condition is new (a transition).
+func (r *TrustAnchorReconciler) markFailure(ta *trustv1.TrustAnchor, condType string, err error) {
+	reason, msg := reconciler.ReasonOf(err), err.Error()
+	if !conditions.IsTrue(ta, condType) || conditions.GetReason(ta, condType) != reason {
+		eventType := corev1.EventTypeWarning
+		if reason == trustv1.SourceNotFoundReason || reason == trustv1.HelmReleaseNotFoundReason {
+			eventType = corev1.EventTypeNormal
+		}
+		r.EventRecorder.AnnotatedEventf(ta, nil, anchorEventMetadata(ta), eventType, reason, eventActionProject, "%s", msg)
+	}
+	conditions.MarkTrue(ta, condType, reason, "%s", msg)
+}
+
+// writer returns the one write path of projections.
+func (r *TrustAnchorReconciler) writer() *projection.Writer {
+	return &projection.Writer{Client: r.Client, Reader: r.APIReader, FieldOwner: TrustAnchorFieldOwner, TenantCALabel: r.Keys.TenantCA}
+}
+
+// serves reports whether the namespace matches the namespace selector.
+func (r *TrustAnchorReconciler) serves(ctx context.Context, namespace string) (bool, error) {
+	if r.NamespaceSelector == nil || r.NamespaceSelector.Empty() {
+		return true, nil
+	}
+	l, err := r.namespaceLabels(ctx, namespace)
+	if err != nil {
+		return false, err
+	}
+	return r.NamespaceSelector.Matches(l), nil
+}
+
+func (r *TrustAnchorReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,224 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package trust
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+)
+
+// LabelKeys are the contract keys of the label leg under one domain.
+type LabelKeys struct {
+	// PublishCACert opts a Secret in: "<d>/publish-ca-cert" = "true".
+	PublishCACert string
+	// Release names the release the CA belongs to: "<d>/publish-ca-cert-release".
+	Release string
+	// Key annotation names the key to lift: "<d>/publish-ca-cert-key".
+	Key string
+	// TenantCA is stamped on every projection: "<d>/tenant-ca" = "true".
+	TenantCA string
+}
+
+// NewLabelKeys returns the contract keys under domain, e.g. internal.cozystack.io.
+func NewLabelKeys(domain string) LabelKeys {
+	return LabelKeys{
+		PublishCACert: domain + "/publish-ca-cert",
+		Release:       domain + "/publish-ca-cert-release",
+		Key:           domain + "/publish-ca-cert-key",
+		TenantCA:      domain + "/tenant-ca",
+	}
+}
+
+// candidate is one claim of a source for a release.
+type candidate struct {
+	leg         trustv1.Leg
+	trustSource string
+	source      trustv1.SecretKeySource
+	// suspended marks the claim of a suspended TrustSource: it keeps the
+	// anchors it made, but makes no new one.
+	suspended bool
+}
+
+// discoveredBy is the value of the DiscoveredByAnnotation for the candidate.
+func (c candidate) discoveredBy() string {
+	if c.leg == trustv1.LegLabel {
+		return "label"
+	}
+	return "trustsource/" + c.trustSource
+}
+
+func (c candidate) String() string {
+	switch c.leg {
+	case trustv1.LegLabel:
+		return fmt.Sprintf("Secret %s key %s (label)", c.source.Name, c.source.Key)
+	case trustv1.LegDeclared:
+		return fmt.Sprintf("Secret %s key %s (declared TrustAnchor)", c.source.Name, c.source.Key)
+	}
+	return fmt.Sprintf("Secret %s key %s (TrustSource %s)", c.source.Name, c.source.Key, c.trustSource)
+}
+
+// legOf tells from the annotation how a TrustAnchor came to exist.
+func legOf(ta *trustv1.TrustAnchor) (trustv1.Leg, string) {
+	v, ok := ta.Annotations[trustv1.DiscoveredByAnnotation]
+	switch {
+	case !ok:
+		return trustv1.LegDeclared, ""
+	case v == "label":
+		return trustv1.LegLabel, ""
+	default:
+		if len(v) > len("trustsource/") && v[:len("trustsource/")] == "trustsource/" {
+			return trustv1.LegTrustSource, v[len("trustsource/"):]
+		}
+		return trustv1.LegDeclared, ""
+	}
+}
+
+// discover returns the claims of the label and name legs on a release, label
+// leg first, then TrustSources by name; claims of the same Secret and key are
+// one.
+func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release string, hr *helmv2.HelmRelease) ([]candidate, error) {
+	var out []candidate
+	var secrets metav1.PartialObjectMetadataList
+	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	if err := r.Client.List(ctx, &secrets, client.InNamespace(namespace), client.MatchingLabels{
+		r.Keys.PublishCACert: "true",
+		r.Keys.Release:       release,
+	}); err != nil {
+		return nil, fmt.Errorf("listing labelled Secrets: %w", err)
+	}
+	for _, s := range secrets.Items {
+		key := s.Annotations[r.Keys.Key]
+		if key == "" {
+			key = trustv1.DefaultSourceKey
+		}
+		out = append(out, candidate{leg: trustv1.LegLabel, source: trustv1.SecretKeySource{Name: s.Name, Key: key}})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].source.Name < out[j].source.Name })
+
+	if hr != nil {
+		rules, err := r.matchingTrustSources(ctx, hr)
+		if err != nil {
+			return nil, err
+		}
+		for _, ts := range rules {
+			out = append(out, candidate{
+				leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend,
+				source: trustv1.SecretKeySource{Name: ts.SecretNameFor(hr.Name), Key: ts.GetKey()},
+			})
+		}
+	}
+	return dedupe(out), nil
+}
+
+// firstActive returns the first claim that may create a TrustAnchor.
+func firstActive(cands []candidate) (candidate, bool) {
+	for _, c := range cands {
+		if !c.suspended {
+			return c, true
+		}
+	}
+	return candidate{}, false
+}
+
+func dedupe(in []candidate) []candidate {
+	seen := map[trustv1.SecretKeySource]bool{}
+	var out []candidate
+	for _, c := range in {
+		if !seen[c.source] {
+			seen[c.source] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// matchingTrustSources returns the TrustSources that select hr, sorted by
+// name. Suspended ones are included: their claims stand.
+func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *helmv2.HelmRelease) ([]trustv1.TrustSource, error) {
+	var list trustv1.TrustSourceList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing TrustSources: %w", err)
+	}
+	var nsLabels labels.Set
+	var out []trustv1.TrustSource
+	for _, ts := range list.Items {
+		if ts.Spec.NamespaceSelector != nil && nsLabels == nil {
+			var err error
+			if nsLabels, err = r.namespaceLabels(ctx, hr.Namespace); err != nil {
+				return nil, err
+			}
+		}
+		ok, err := TrustSourceSelects(&ts, hr, nsLabels)
+		if err != nil {
+			// A bad selector is the TrustSource's problem, reported on it.
+			continue
+		}
+		if ok {
+			out = append(out, ts)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// TrustSourceSelects reports whether the rule applies to the release. nsLabels
+// are the labels of the release's namespace (needed only with a namespace selector).
+func TrustSourceSelects(ts *trustv1.TrustSource, hr *helmv2.HelmRelease, nsLabels labels.Set) (bool, error) {
+	if ts.Spec.Chart != "" {
+		if hr.Spec.Chart == nil || hr.Spec.Chart.Spec.Chart != ts.Spec.Chart {
+			return false, nil
+		}
+	}
+	if ts.Spec.ReleaseSelector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(ts.Spec.ReleaseSelector)
+		if err != nil {
+			return false, fmt.Errorf("releaseSelector: %w", err)
+		}
+		if !sel.Matches(labels.Set(hr.Labels)) {
+			return false, nil
+		}
+	}
+	if ts.Spec.NamespaceSelector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(ts.Spec.NamespaceSelector)
+		if err != nil {
+			return false, fmt.Errorf("namespaceSelector: %w", err)
+		}
+		if !sel.Matches(nsLabels) {
+			return false, nil
+		}
+	}
+	return ts.Spec.Chart != "" || ts.Spec.ReleaseSelector != nil, nil
+}
+
+// namespaceLabels reads a namespace's labels from the metadata cache.
+func (r *TrustAnchorReconciler) namespaceLabels(ctx context.Context, name string) (labels.Set, error) {
+	var ns metav1.PartialObjectMetadata
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	return labels.Set(ns.Labels), nil
+}

@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package trust
+
+import (
+	"context"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/runtime/predicates"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/reconciler"
+)
+
+// TrustAnchorReconcilerOptions configures the controller.
+type TrustAnchorReconcilerOptions struct {
+	MaxConcurrentReconciles int
+}
+
+// SetupWithManager registers the reconciler. Secrets are watched as metadata
+// only, and never through a label-scoped cache: the name leg's sources carry
+// no label, and a label-scoped Secret informer would hide them from every
+// other watch of Secrets in the manager.
+func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts TrustAnchorReconcilerOptions) error {
+	if err := indexTrustAnchors(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&trustv1.TrustAnchor{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
+		)).
+		Watches(&helmv2.HelmRelease{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}),
+		)).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.requestsForSecret)).
+		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
+		Named("trustanchor").
+		Complete(r.Shard.Gate(r, r.servesRelease))
+}
+
+// requestsForSecret maps a Secret to the releases it may concern: the
+// release its publish label names, the release of a projection, and the
+// TrustAnchors whose source it is. On update it is called for the old and
+// the new object, so a removed label is seen too.
+func (r *TrustAnchorReconciler) requestsForSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	ns, name, l := o.GetNamespace(), o.GetName(), o.GetLabels()
+	var reqs []reconcile.Request
+	if l[r.Keys.PublishCACert] == "true" && l[r.Keys.Release] != "" {
+		reqs = append(reqs, reconciler.Request(ns, l[r.Keys.Release]))
+	}
+	if rel, ok := strings.CutSuffix(name, trustv1.ProjectionSuffix); ok && rel != "" {
+		reqs = append(reqs, reconciler.Request(ns, rel))
+	}
+	var tas trustv1.TrustAnchorList
+	if err := r.List(ctx, &tas, client.InNamespace(ns), client.MatchingFields{sourceNameIndex: name}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing TrustAnchors by source", "secret", name)
+		return reqs
+	}
+	for _, ta := range tas.Items {
+		reqs = append(reqs, reconciler.Request(ns, ta.Name))
+	}
+	return reqs
+}
+
+// requestsForTrustSource maps a rule to the releases it selects and the
+// TrustAnchors it created.
+func (r *TrustAnchorReconciler) requestsForTrustSource(ctx context.Context, o client.Object) []reconcile.Request {
+	log := ctrl.LoggerFrom(ctx)
+	ts, ok := o.(*trustv1.TrustSource)
+	if !ok {
+		return nil
+	}
+	var reqs []reconcile.Request
+	var tas trustv1.TrustAnchorList
+	if err := r.List(ctx, &tas, client.MatchingFields{discoveredByIndex: "trustsource/" + ts.Name}); err != nil {
+		log.Error(err, "listing TrustAnchors by TrustSource", "trustsource", ts.Name)
+	}
+	for _, ta := range tas.Items {
+		reqs = append(reqs, reconciler.Request(ta.Namespace, ta.Name))
+	}
+	var hrs helmv2.HelmReleaseList
+	if err := r.List(ctx, &hrs); err != nil {
+		log.Error(err, "listing HelmReleases", "trustsource", ts.Name)
+		return reqs
+	}
+	nsLabels := map[string]labels.Set{}
+	for i := range hrs.Items {
+		hr := &hrs.Items[i]
+		if _, seen := nsLabels[hr.Namespace]; !seen && ts.Spec.NamespaceSelector != nil {
+			l, err := r.namespaceLabels(ctx, hr.Namespace)
+			if err != nil {
+				log.Error(err, "reading namespace labels", "namespace", hr.Namespace)
+			}
+			nsLabels[hr.Namespace] = l
+		}
+		if ok, err := TrustSourceSelects(ts, hr, nsLabels[hr.Namespace]); err == nil && ok {
+			reqs = append(reqs, reconciler.Request(hr.Namespace, hr.Name))
+		}
+	}
+	return reqs
+}

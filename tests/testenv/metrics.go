@@ -1,0 +1,75 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testenv
+
+import (
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// DurationSamples returns how many reconciles of the object the suite's
+// gotk_reconcile_duration_seconds holds, and whether it has a series at all.
+func (e *Env) DurationSamples(g Gomega, kind, ns, name string) (uint64, bool) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e.Setup.Metrics.Collectors()...)
+	families, err := reg.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, mf := range families {
+		if mf.GetName() != "gotk_reconcile_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if hasLabels(m, map[string]string{"kind": kind, "namespace": ns, "name": name}) {
+				return m.GetHistogram().GetSampleCount(), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// CounterValue reads a credo counter from controller-runtime's registry,
+// where the binaries serve it; 0 when it has no series with labels.
+func CounterValue(g Gomega, name string, labels map[string]string) float64 {
+	families, err := crmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, mf := range families {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if hasLabels(m, labels) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	got := map[string]string{}
+	for _, lp := range m.GetLabel() {
+		got[lp.GetName()] = lp.GetValue()
+	}
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
+}
