@@ -31,7 +31,7 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/pem"
-	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // On the real API server, as a user who may only get TrustAnchors (no
@@ -45,8 +45,7 @@ func TestCAPrintsTheAnchorsCertificatesWithoutASecretRead(t *testing.T) {
 	const ns = "ca-demo"
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 
-	caPEM, err := controlplane.SelfSignedCA("pg-ca")
-	g.Expect(err).NotTo(HaveOccurred())
+	caPEM, _ := testpki.CA(t, "pg-ca")
 	bundle, err := pem.Parse(caPEM)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, release := range []string{"pg", "search"} {

@@ -19,21 +19,19 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // The tests that need the real API server share one control plane, started
@@ -70,7 +68,7 @@ func controlPlane(t *testing.T) *controlplane.Environment {
 		if cpEnv, cpErr = controlplane.Start(startCtx, controlplane.Options{Aggregation: true, NoControllerManager: true}); cpErr != nil {
 			return
 		}
-		cpErr = startAccessAPI(ctx, startCtx, cpEnv)
+		cpErr = startAccessAPI(ctx, cpEnv)
 	})
 	if cpErr != nil {
 		t.Fatalf("starting the control plane: %v", cpErr)
@@ -80,39 +78,12 @@ func controlPlane(t *testing.T) *controlplane.Environment {
 
 // startAccessAPI serves access.credo.dev in-process, as credential-controller
 // does, with an identity that holds only the delegated-auth bindings.
-func startAccessAPI(ctx, startCtx context.Context, env *controlplane.Environment) error {
-	const user = "credo-access-api"
-	kubeconfig, err := env.WriteKubeconfig(user, nil, "access-api.kubeconfig")
-	if err != nil {
-		return err
-	}
-	if err := accessapi.GrantDelegatedAuth(startCtx, env.Config, user,
-		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}); err != nil {
-		return err
-	}
+func startAccessAPI(ctx context.Context, env *controlplane.Environment) error {
 	direct, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		return fmt.Errorf("creating the access API's client: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("listening: %w", err)
-	}
-	opts := accessapi.NewOptions()
-	opts.Listener = ln
-	opts.Kubeconfig = kubeconfig
-	opts.CertDir = filepath.Join(env.Dir, "access-api-certs")
-	srv, err := accessapi.New(opts, &accessapi.Operations{Client: direct, Keys: account.NewKeys("credentials.cozystack.io")})
-	if err != nil {
-		return fmt.Errorf("creating the access API server: %w", err)
-	}
-	go func() {
-		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(os.Stderr, "access API server: %v\n", err)
-		}
-	}()
-	return accessapi.Register(startCtx, env.Config, accessapi.Registration{
-		Port:     int32(ln.Addr().(*net.TCPAddr).Port),
-		CABundle: srv.CABundle(),
-	})
+	_, err = testenv.StartAccessAPI(ctx, env, "credo-access-api",
+		&accessapi.Operations{Client: direct, Keys: account.NewKeys("credentials.cozystack.io")})
+	return err
 }

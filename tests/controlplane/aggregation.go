@@ -17,20 +17,17 @@ limitations under the License.
 package controlplane
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // FrontProxyClientName is the common name of the front-proxy client
@@ -53,57 +50,28 @@ rules:
 // signed by it into Dir, and passes kube-apiserver the flags of its
 // aggregation layer.
 func (e *Environment) configureAggregation(args *envtest.Arguments) error {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fmt.Errorf("generating the front-proxy CA key: %w", err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "front-proxy-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	ca, err := testpki.NewCA("front-proxy-ca", testpki.NotAfter(time.Now().Add(24*time.Hour)))
 	if err != nil {
 		return fmt.Errorf("creating the front-proxy CA: %w", err)
 	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
-	clientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fmt.Errorf("generating the front-proxy client key: %w", err)
-	}
-	clientTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: FrontProxyClientName},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	clientDER, err := x509.CreateCertificate(rand.Reader, clientTmpl, caCert, &clientKey.PublicKey, caKey)
+	client, err := ca.NewLeaf(testpki.Subject(pkix.Name{CommonName: FrontProxyClientName}),
+		testpki.ExtKeyUsage(x509.ExtKeyUsageClientAuth))
 	if err != nil {
 		return fmt.Errorf("creating the front-proxy client certificate: %w", err)
 	}
-	clientKeyDER, err := x509.MarshalECPrivateKey(clientKey)
+	clientKey, err := client.KeyPEM()
 	if err != nil {
 		return err
 	}
 	caFile := filepath.Join(e.Dir, "front-proxy-ca.crt")
 	certFile := filepath.Join(e.Dir, "front-proxy-client.crt")
 	keyFile := filepath.Join(e.Dir, "front-proxy-client.key")
-	for path, block := range map[string]*pem.Block{
-		caFile:   {Type: "CERTIFICATE", Bytes: caDER},
-		certFile: {Type: "CERTIFICATE", Bytes: clientDER},
-		keyFile:  {Type: "EC PRIVATE KEY", Bytes: clientKeyDER},
+	for path, data := range map[string][]byte{
+		caFile:   ca.CertPEM(),
+		certFile: client.CertPEM(),
+		keyFile:  clientKey,
 	} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 	}
