@@ -345,16 +345,11 @@ func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1
 // UID, with a UID precondition so a Secret recreated meanwhile is left alone.
 // A Secret of another account that maps to the same name is never deleted.
 func (r *CredentialAccountReconciler) deleteAccountSecret(ctx context.Context, acct *credv1.CredentialAccount) error {
-	var s corev1.Secret
-	key := client.ObjectKey{Namespace: acct.Namespace, Name: account.SecretName(acct.Spec.Release, acct.Spec.Username)}
-	if err := r.APIReader.Get(ctx, key, &s); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if !ownedBy(&s, CredentialFieldOwner) || !r.AccountKeys.BelongsTo(&s, acct.UID) {
-		return nil
-	}
-	if err := r.Delete(ctx, &s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting Secret %s: %w", s.Name, err)
-	}
-	return nil
+	return r.writer().Delete(ctx, acct)
+}
+
+// deleteKept deletes the kept password of acct if it carries acct's UID,
+// with a UID precondition.
+func (r *CredentialAccountReconciler) deleteKept(ctx context.Context, acct *credv1.CredentialAccount) error {
+	return r.writer().DeleteKept(ctx, acct)
 }

@@ -153,10 +153,11 @@ func (w *Writer) KeptOf(ctx context.Context, acct *credv1.CredentialAccount, kep
 }
 
 // DeleteKept deletes acct's kept password if it carries acct's UID, with a
-// UID precondition.
+// UID precondition. A writer without a platform namespace keeps nothing,
+// and deletes nothing.
 func (w *Writer) DeleteKept(ctx context.Context, acct *credv1.CredentialAccount) error {
 	if w.PlatformNamespace == "" {
-		return errNoPlatformNamespace
+		return nil
 	}
 	kept, err := w.read(ctx, client.ObjectKey{Namespace: w.PlatformNamespace, Name: KeptSecretName(acct)})
 	if err != nil || kept == nil || !w.Keys.BelongsTo(kept, acct.UID) {
