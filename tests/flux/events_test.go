@@ -19,15 +19,8 @@ package flux
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -37,7 +30,6 @@ import (
 	"testing"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	eventv1beta1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +37,8 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // receiver speaks notification-controller's event API: it accepts POSTs of
@@ -82,23 +76,6 @@ func (rc *receiver) find(reason string) (*eventv1beta1.Event, [][]byte) {
 	return nil, nil
 }
 
-// keyBearingCA returns a self-signed CA certificate and its private key, PEM.
-func keyBearingCA(g Gomega, cn string) (certPEM, keyPEM []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	g.Expect(err).NotTo(HaveOccurred())
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	g.Expect(err).NotTo(HaveOccurred())
-	kder, err := x509.MarshalECPrivateKey(key)
-	g.Expect(err).NotTo(HaveOccurred())
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
 // The acceptance test of credo's alerts: the real trust-controller, told
 // where notification-controller's event receiver is (--events-addr), meets
 // a Secret whose published key holds a private key, and the receiver gets a
@@ -124,16 +101,8 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 
 	const ns, release = "alerts-demo", "kafka"
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	g.Expect(env.Client.Create(ctx, &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: release, Namespace: ns},
-		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-				Chart: "kafka", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"},
-			}},
-		},
-	})).To(Succeed())
-	cert, key := keyBearingCA(g, "kafka-ca")
+	g.Expect(env.Client.Create(ctx, testenv.HelmReleaseObject(ns, release, "kafka", nil))).To(Succeed())
+	cert, key := testpki.CA(t, "kafka-ca")
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "kafka-cluster-ca", Namespace: ns, Labels: map[string]string{
 			"internal.cozystack.io/publish-ca-cert":         "true",

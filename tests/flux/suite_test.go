@@ -28,7 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -40,32 +39,24 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 var env *controlplane.Environment
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var err error
 	// No kube-controller-manager: nothing here needs garbage collection.
-	env, err = controlplane.Start(ctx, controlplane.Options{NoControllerManager: true})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-		return 1
-	}
-	defer env.Stop()
-	for _, ns := range []string{"flux-system", "credo-system", "tenant-demo"} {
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			fmt.Fprintf(os.Stderr, "creating namespace %s: %v\n", ns, err)
-			return 1
-		}
-	}
-	return m.Run()
+	// No manager either: the tests run credo's binaries as processes.
+	os.Exit(testenv.Main(m, testenv.Options{ControlPlane: controlplane.Options{NoControllerManager: true}, NoManager: true},
+		func(ctx context.Context, e *testenv.Env) error {
+			env = e.Environment
+			for _, ns := range []string{"flux-system", "credo-system", "tenant-demo"} {
+				if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+					return fmt.Errorf("creating namespace %s: %w", ns, err)
+				}
+			}
+			return nil
+		}))
 }
 
 // repoPath is a path inside the repository.
