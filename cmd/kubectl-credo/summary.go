@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -96,9 +95,4 @@ func unreadable(err error, resource, ns string) (line string, failed bool) {
 	default:
 		return fmt.Sprintf("could not be read: %v", err), true
 	}
-}
-
-// tokenUsable tells whether a join token can still enroll at now.
-func tokenUsable(jt *enrollv1.JoinToken, now time.Time) bool {
-	return !jt.Spec.Revoked && now.Before(jt.Spec.ExpiresAt.Time)
 }

@@ -132,7 +132,8 @@ func printWorkloads(ew *errWriter, items []enrollv1.Workload, now time.Time) {
 func printTokenSection(ew *errWriter, title string, sec section[enrollv1.JoinToken], ns string, now time.Time) int {
 	var usable []enrollv1.JoinToken
 	for i := range sec.Items {
-		if tokenUsable(&sec.Items[i], now) {
+		// The platform maximum is the server's; kubectl judges by the record.
+		if sec.Items[i].UsableAt(now, 0) {
 			usable = append(usable, sec.Items[i])
 		}
 	}

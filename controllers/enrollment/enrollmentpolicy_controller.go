@@ -154,11 +154,11 @@ func (r *EnrollmentPolicyReconciler) count(ctx context.Context, policy *enrollv1
 	var next time.Time
 	for i := range tokens.Items {
 		t := &tokens.Items[i]
-		expires := t.Spec.ExpiresAt.Time
-		// A token is expired from expiresAt on, as the enrollment server judges it.
-		if t.Spec.Revoked || !t.DeletionTimestamp.IsZero() || !now.Before(expires) {
+		// A token is counted as the enrollment server judges it.
+		if !t.UsableAt(now, r.Limits.MaxTokenLifetime) {
 			continue
 		}
+		expires := t.EnrollsUntil(r.Limits.MaxTokenLifetime)
 		usable++
 		if next.IsZero() || expires.Before(next) {
 			next = expires

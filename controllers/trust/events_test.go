@@ -32,7 +32,7 @@ func TestRefusedPrivateKeyEventNamesTheReleaseAndTheSecretsButNoKey(t *testing.T
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "redis", "redis", nil)
 	cert, key := testpki.CA(t, "redis-ca")
-	env.NewSecret(t, ns, "redis-ca", publishLabels("redis"), nil,
+	env.NewSecret(t, ns, "redis-ca", testKeys.PublishLabels("redis"), nil,
 		map[string][]byte{"ca.crt": append(append([]byte{}, cert...), key...)})
 
 	e := env.WarningEvent(g, ns, trustv1.TrustAnchorKind, "redis", trustv1.PrivateKeyDetectedReason)
@@ -59,8 +59,8 @@ func TestAmbiguousSourceEventNamesTheRelease(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cert1, _ := testpki.CA(t, "nats-ca-1")
 	cert2, _ := testpki.CA(t, "nats-ca-2")
-	env.NewSecret(t, ns, "nats-ca-a", publishLabels("nats"), nil, map[string][]byte{"ca.crt": cert1})
-	env.NewSecret(t, ns, "nats-ca-b", publishLabels("nats"), nil, map[string][]byte{"ca.crt": cert2})
+	env.NewSecret(t, ns, "nats-ca-a", testKeys.PublishLabels("nats"), nil, map[string][]byte{"ca.crt": cert1})
+	env.NewSecret(t, ns, "nats-ca-b", testKeys.PublishLabels("nats"), nil, map[string][]byte{"ca.crt": cert2})
 	env.NewHelmRelease(t, ns, "nats", "nats", nil)
 
 	e := env.WarningEvent(g, ns, trustv1.TrustAnchorKind, "nats", trustv1.AmbiguousSourceReason)

@@ -29,10 +29,6 @@ import (
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 )
 
-func publishLabels(release string) map[string]string {
-	return map[string]string{testKeys.PublishCACert: "true", testKeys.Release: release}
-}
-
 func projectionOf(g Gomega, ns, release string) *corev1.Secret {
 	var s corev1.Secret
 	g.Eventually(func() error {

@@ -87,7 +87,7 @@ func TestTrustCountersMoveForProjectionsRefusalsAndCollisions(t *testing.T) {
 
 	env.NewHelmRelease(t, ns, "es", "elasticsearch", nil)
 	cert, key := testpki.CA(t, "es-ca")
-	src := env.NewSecret(t, ns, "es-ca", publishLabels("es"), nil, map[string][]byte{"ca.crt": cert})
+	src := env.NewSecret(t, ns, "es-ca", testKeys.PublishLabels("es"), nil, map[string][]byte{"ca.crt": cert})
 	anchorWith(g, ns, "es", ready)
 	g.Expect(testenv.CounterValue(g, "credo_trust_projections_written_total", written)).To(Equal(1.0),
 		"one projection was created")
@@ -101,7 +101,7 @@ func TestTrustCountersMoveForProjectionsRefusalsAndCollisions(t *testing.T) {
 
 	env.NewSecret(t, ns, "nats.tenant-ca", nil, nil, map[string][]byte{"ca.crt": []byte("someone else's")})
 	env.NewHelmRelease(t, ns, "nats", "nats", nil)
-	env.NewSecret(t, ns, "nats-ca", publishLabels("nats"), nil, map[string][]byte{"ca.crt": cert})
+	env.NewSecret(t, ns, "nats-ca", testKeys.PublishLabels("nats"), nil, map[string][]byte{"ca.crt": cert})
 	anchorWith(g, ns, "nats", hasReason(trustv1.ProjectionFailedCondition, trustv1.NameCollisionReason))
 	g.Expect(testenv.CounterValue(g, "credo_trust_collisions_total", written)).To(BeNumerically(">=", 1))
 }

@@ -91,7 +91,7 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 		APIReader:           mgr.GetAPIReader(),
 		EventRecorder:       s.Recorder,
 		Metrics:             fluxcontroller.NewMetrics(mgr, s.Metrics),
-		Keys:                NewLabelKeys(o.LabelDomain),
+		Keys:                trustv1.NewContractKeys(o.LabelDomain),
 		NamespaceSelector:   nsSelector,
 		Shard:               s.Shard,
 		ExpiryWarningWindow: o.ExpiryWarningWindow,

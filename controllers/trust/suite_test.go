@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+
 	"github.com/credo-dev/credo/tests/testenv"
 )
 
@@ -32,7 +34,7 @@ var (
 	// with the trust-controller's reconcilers running in-process, built
 	// by Setup as cmd/trust-controller builds them.
 	env      *testenv.Env
-	testKeys = NewLabelKeys(testDomain)
+	testKeys = trustv1.NewContractKeys(testDomain)
 )
 
 func TestMain(m *testing.M) {

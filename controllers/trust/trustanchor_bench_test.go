@@ -94,7 +94,7 @@ func setUpBench(b *testing.B) *benchState {
 		name := fmt.Sprintf("app-%04d", i)
 		newHelmReleaseB(b, ns.Name, name)
 		cert, _ := testpki.CA(b, name)
-		sources[i] = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-ca", Namespace: ns.Name, Labels: publishLabels(name)},
+		sources[i] = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-ca", Namespace: ns.Name, Labels: testKeys.PublishLabels(name)},
 			Data: map[string][]byte{"ca.crt": cert}}
 		if err := env.Client.Create(ctx, sources[i]); err != nil {
 			b.Fatal(err)

@@ -75,7 +75,7 @@ type TrustAnchorReconciler struct {
 	EventRecorder events.Recorder
 	fluxcontroller.Metrics
 
-	Keys LabelKeys
+	Keys trustv1.ContractKeys
 	// NamespaceSelector limits the namespaces served; nil serves all.
 	NamespaceSelector labels.Selector
 	// Shard is the part of the releases served (--watch-label-selector);

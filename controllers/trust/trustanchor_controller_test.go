@@ -41,7 +41,7 @@ func TestLabelLegProjectsOnlyTheCertificateOfAKeyBearingSource(t *testing.T) {
 	ns := env.NewNamespace(t)
 	hr := env.NewHelmRelease(t, ns, "kafka", "kafka", nil)
 	cert, key := testpki.CA(t, "kafka-ca")
-	env.NewSecret(t, ns, "kafka-cluster-ca", publishLabels("kafka"), nil,
+	env.NewSecret(t, ns, "kafka-cluster-ca", testKeys.PublishLabels("kafka"), nil,
 		map[string][]byte{"ca.crt": cert, "ca.key": key, "tls.key": key})
 
 	p := projectionOf(g, ns, "kafka")
@@ -120,7 +120,7 @@ func TestRotationOfTheSourcePropagatesByWatch(t *testing.T) {
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "redis", "redis", nil)
 	cert1, _ := testpki.CA(t, "redis-ca-1")
-	src := env.NewSecret(t, ns, "redis-ca", publishLabels("redis"), nil, map[string][]byte{"ca.crt": cert1})
+	src := env.NewSecret(t, ns, "redis-ca", testKeys.PublishLabels("redis"), nil, map[string][]byte{"ca.crt": cert1})
 	g.Expect(projectionOf(g, ns, "redis").Data["ca.crt"]).To(Equal(cert1))
 	first := anchorWith(g, ns, "redis", ready).Status.LastRotationTime
 
@@ -142,7 +142,7 @@ func TestDeletingTheHelmReleaseGarbageCollectsTheProjection(t *testing.T) {
 	ns := env.NewNamespace(t)
 	hr := env.NewHelmRelease(t, ns, "rabbit", "rabbitmq", nil)
 	cert, _ := testpki.CA(t, "rabbit-ca")
-	env.NewSecret(t, ns, "rabbit-ca", publishLabels("rabbit"), nil, map[string][]byte{"ca.crt": cert})
+	env.NewSecret(t, ns, "rabbit-ca", testKeys.PublishLabels("rabbit"), nil, map[string][]byte{"ca.crt": cert})
 	p := projectionOf(g, ns, "rabbit")
 	anchorWith(g, ns, "rabbit", ready)
 
@@ -164,7 +164,7 @@ func TestForeignSecretAtTheProjectionNameIsNeverWritten(t *testing.T) {
 	foreign := env.NewSecret(t, ns, "nats.tenant-ca", nil, nil, map[string][]byte{"ca.crt": []byte("someone else's")})
 	env.NewHelmRelease(t, ns, "nats", "nats", nil)
 	cert, _ := testpki.CA(t, "nats-ca")
-	env.NewSecret(t, ns, "nats-ca", publishLabels("nats"), nil, map[string][]byte{"ca.crt": cert})
+	env.NewSecret(t, ns, "nats-ca", testKeys.PublishLabels("nats"), nil, map[string][]byte{"ca.crt": cert})
 
 	ta := anchorWith(g, ns, "nats", hasReason(trustv1.ProjectionFailedCondition, trustv1.NameCollisionReason))
 	g.Expect(conditions.IsReady(ta)).To(BeFalse())
@@ -183,7 +183,7 @@ func TestPrivateKeyInTheLiftedValueKeepsTheExistingProjection(t *testing.T) {
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "es", "elasticsearch", nil)
 	cert, key := testpki.CA(t, "es-ca")
-	src := env.NewSecret(t, ns, "es-ca", publishLabels("es"), nil, map[string][]byte{"ca.crt": cert})
+	src := env.NewSecret(t, ns, "es-ca", testKeys.PublishLabels("es"), nil, map[string][]byte{"ca.crt": cert})
 	g.Expect(projectionOf(g, ns, "es").Data["ca.crt"]).To(Equal(cert))
 	anchorWith(g, ns, "es", ready)
 
@@ -208,8 +208,8 @@ func TestTwoSourcesClaimingOneReleaseAreAmbiguous(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cert1, _ := testpki.CA(t, "mq-ca-1")
 	cert2, _ := testpki.CA(t, "mq-ca-2")
-	env.NewSecret(t, ns, "mq-ca-a", publishLabels("mq"), nil, map[string][]byte{"ca.crt": cert1})
-	env.NewSecret(t, ns, "mq-ca-b", publishLabels("mq"), nil, map[string][]byte{"ca.crt": cert2})
+	env.NewSecret(t, ns, "mq-ca-a", testKeys.PublishLabels("mq"), nil, map[string][]byte{"ca.crt": cert1})
+	env.NewSecret(t, ns, "mq-ca-b", testKeys.PublishLabels("mq"), nil, map[string][]byte{"ca.crt": cert2})
 	env.NewHelmRelease(t, ns, "mq", "rabbitmq", nil)
 
 	ta := anchorWith(g, ns, "mq", hasReason(trustv1.SourceUnavailableCondition, trustv1.AmbiguousSourceReason))
@@ -225,7 +225,7 @@ func TestWithdrawnLabelKeepsTheProjectionAndSaysSo(t *testing.T) {
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "ch", "clickhouse", nil)
 	cert, _ := testpki.CA(t, "ch-ca")
-	src := env.NewSecret(t, ns, "ch-ca", publishLabels("ch"), nil, map[string][]byte{"ca.crt": cert})
+	src := env.NewSecret(t, ns, "ch-ca", testKeys.PublishLabels("ch"), nil, map[string][]byte{"ca.crt": cert})
 	projectionOf(g, ns, "ch")
 	anchorWith(g, ns, "ch", ready)
 

@@ -30,28 +30,6 @@ import (
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 )
 
-// LabelKeys are the contract keys of the label leg under one domain.
-type LabelKeys struct {
-	// PublishCACert opts a Secret in: "<d>/publish-ca-cert" = "true".
-	PublishCACert string
-	// Release names the release the CA belongs to: "<d>/publish-ca-cert-release".
-	Release string
-	// Key annotation names the key to lift: "<d>/publish-ca-cert-key".
-	Key string
-	// TenantCA is stamped on every projection: "<d>/tenant-ca" = "true".
-	TenantCA string
-}
-
-// NewLabelKeys returns the contract keys under domain, e.g. internal.cozystack.io.
-func NewLabelKeys(domain string) LabelKeys {
-	return LabelKeys{
-		PublishCACert: domain + "/publish-ca-cert",
-		Release:       domain + "/publish-ca-cert-release",
-		Key:           domain + "/publish-ca-cert-key",
-		TenantCA:      domain + "/tenant-ca",
-	}
-}
-
 // candidate is one claim of a source for a release.
 type candidate struct {
 	leg         trustv1.Leg

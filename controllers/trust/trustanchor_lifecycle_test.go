@@ -39,7 +39,7 @@ func TestSuspendedAnchorLeavesTheProjectionAsItIs(t *testing.T) {
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "db", "postgres", nil)
 	cert1, _ := testpki.CA(t, "db-ca-1")
-	src := env.NewSecret(t, ns, "db-ca", publishLabels("db"), nil, map[string][]byte{"ca.crt": cert1})
+	src := env.NewSecret(t, ns, "db-ca", testKeys.PublishLabels("db"), nil, map[string][]byte{"ca.crt": cert1})
 	projectionOf(g, ns, "db")
 	ta := anchorWith(g, ns, "db", ready)
 
@@ -66,7 +66,7 @@ func TestRequestedAtIsHandledAndRecorded(t *testing.T) {
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "mq", "rabbitmq", nil)
 	cert, _ := testpki.CA(t, "mq-ca")
-	env.NewSecret(t, ns, "mq-ca", publishLabels("mq"), nil, map[string][]byte{"ca.crt": cert})
+	env.NewSecret(t, ns, "mq-ca", testKeys.PublishLabels("mq"), nil, map[string][]byte{"ca.crt": cert})
 	ta := anchorWith(g, ns, "mq", ready)
 
 	token := strconv.FormatInt(time.Now().UnixNano(), 10)
@@ -82,7 +82,7 @@ func TestKeyAddedToTheProjectionByAnotherWriterIsRemoved(t *testing.T) {
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "kv", "etcd", nil)
 	cert, _ := testpki.CA(t, "kv-ca")
-	env.NewSecret(t, ns, "kv-ca", publishLabels("kv"), nil, map[string][]byte{"ca.crt": cert})
+	env.NewSecret(t, ns, "kv-ca", testKeys.PublishLabels("kv"), nil, map[string][]byte{"ca.crt": cert})
 	p := projectionOf(g, ns, "kv")
 	anchorWith(g, ns, "kv", ready)
 
@@ -98,7 +98,7 @@ func TestCertificateExpiringSoonIsProjectedAndReported(t *testing.T) {
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "old", "mysql", nil)
 	cert, _ := testpki.CAUntil(t, "old-ca", time.Now().Add(48*time.Hour))
-	env.NewSecret(t, ns, "old-ca", publishLabels("old"), nil, map[string][]byte{"ca.crt": cert})
+	env.NewSecret(t, ns, "old-ca", testKeys.PublishLabels("old"), nil, map[string][]byte{"ca.crt": cert})
 
 	g.Expect(projectionOf(g, ns, "old").Data["ca.crt"]).To(Equal(cert), "clients still need the anchor")
 	ta := anchorWith(g, ns, "old", hasReason(trustv1.CertificateWarningCondition, trustv1.ExpiringSoonReason))

@@ -48,12 +48,6 @@ func Backdate(ttl, max time.Duration) time.Duration {
 	return min(max, ttl/20)
 }
 
-// RenewAfter is the start of the renewal window: the last third of the
-// certificate's lifetime. Agents add their own jitter inside the window.
-func RenewAfter(notBefore, notAfter time.Time) time.Time {
-	return notBefore.Add(notAfter.Sub(notBefore) * 2 / 3)
-}
-
 // issue signs csr for wl under policy, checks what came back, and records
 // the new serial with a conditional update of the Workload's status. Only
 // after that write is the certificate returned: the registry always names
@@ -107,7 +101,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	}
 
 	nb, na := metav1.NewTime(cert.NotBefore), metav1.NewTime(cert.NotAfter)
-	ra := metav1.NewTime(RenewAfter(cert.NotBefore, cert.NotAfter))
+	ra := metav1.NewTime(enrollapi.RenewalStart(cert.NotBefore, cert.NotAfter))
 	at := metav1.NewTime(now)
 	wl.Status.Serial = serialHex(cert)
 	wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.RenewAfter = &nb, &na, &ra

@@ -87,18 +87,15 @@ func (s *Server) usableToken(ctx context.Context, jt *enrollv1.JoinToken) (*enro
 	if jt.Spec.Revoked {
 		return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenRevoked, msg: fmt.Sprintf("join token %s was revoked", jt.Name)}
 	}
-	if !s.now().Before(jt.Spec.ExpiresAt.Time) {
-		return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenExpired,
-			msg: fmt.Sprintf("join token %s expired at %s", jt.Name, jt.Spec.ExpiresAt.UTC().Format(time.RFC3339))}
-	}
-	// Whatever its record says, a token enrolls for at most the platform's
-	// maximum token lifetime after it was created.
-	if maxAge := s.Limits.MaxTokenLifetime; maxAge > 0 && !jt.CreationTimestamp.IsZero() {
-		if end := jt.CreationTimestamp.Add(maxAge); !s.now().Before(end) {
-			return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenExpired,
-				msg: fmt.Sprintf("join token %s expired at %s: tokens enroll for at most %s (the platform's maximum token lifetime) after they are minted",
-					jt.Name, end.UTC().Format(time.RFC3339), maxAge)}
+	if !jt.UsableAt(s.now(), s.Limits.MaxTokenLifetime) {
+		end := jt.EnrollsUntil(s.Limits.MaxTokenLifetime)
+		msg := fmt.Sprintf("join token %s expired at %s", jt.Name, end.UTC().Format(time.RFC3339))
+		if end.Before(jt.Spec.ExpiresAt.Time) {
+			// Whatever its record says, a token enrolls for at most the
+			// platform's maximum token lifetime after it was created.
+			msg += fmt.Sprintf(": tokens enroll for at most %s (the platform's maximum token lifetime) after they are minted", s.Limits.MaxTokenLifetime)
 		}
+		return nil, &apiError{status: 401, reason: enrollapi.ReasonTokenExpired, msg: msg}
 	}
 	return s.usablePolicy(ctx, jt.Namespace, jt.Spec.Policy)
 }

@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
@@ -109,11 +108,10 @@ func enrollmentError(ctx context.Context, err error) error {
 
 // checkRegistration returns the URI of the identity assigned.
 func checkRegistration(reg *enrollapi.EnrollResponse) (*url.URL, error) {
-	uri := enrollapi.WorkloadURI(reg.UUID)
-	valid := len(reg.UUID) <= 64 && strings.Trim(reg.UUID, "0123456789abcdefABCDEF-") == ""
-	if id, err := enrollapi.ParseWorkloadURI(uri); err != nil || id != reg.UUID || !valid {
+	if !enrollapi.ValidWorkloadID(reg.UUID) {
 		return nil, fmt.Errorf("the enrollment server assigned an unusable identity %q", reg.UUID)
 	}
+	uri := enrollapi.WorkloadURI(reg.UUID)
 	if reg.URI != "" && reg.URI != uri.String() {
 		return nil, fmt.Errorf("the enrollment server assigned %s but names its URI %q", reg.UUID, reg.URI)
 	}

@@ -50,7 +50,7 @@ func RenewAt(notBefore, notAfter time.Time, r float64) time.Time {
 	if lifetime <= 0 {
 		return notBefore
 	}
-	lo := (2*lifetime + 2) / 3 // smallest d with 3d >= 2L
+	lo := enrollapi.RenewalStart(notBefore, notAfter).Sub(notBefore)
 	hi := (5*lifetime - 1) / 6 // largest d with 6d < 5L
 	if hi <= lo {
 		return notBefore.Add(lo)

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 )
 
 const (
@@ -66,13 +67,20 @@ func WorkloadURI(uuid string) *url.URL {
 	return &url.URL{Scheme: URIScheme, Host: URIHost, Path: "/" + uuid}
 }
 
+// ValidWorkloadID reports whether id can name a workload: the characters of
+// a UUID, at most 64 of them. The server assigns UUIDs; the agent refuses
+// any other identity, and no other one parses from a workload URI.
+func ValidWorkloadID(id string) bool {
+	return id != "" && len(id) <= 64 && strings.Trim(id, "0123456789abcdefABCDEF-") == ""
+}
+
 // ParseWorkloadURI returns the UUID of a credo://workload/<uuid> URI, or an error.
 func ParseWorkloadURI(u *url.URL) (string, error) {
 	if u == nil || u.Scheme != URIScheme || u.Host != URIHost || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("not a workload URI: want %s://%s/<uuid>", URIScheme, URIHost)
 	}
 	id := strings.TrimPrefix(u.Path, "/")
-	if id == "" || strings.Contains(id, "/") {
+	if !ValidWorkloadID(id) {
 		return "", fmt.Errorf("not a workload URI: want %s://%s/<uuid>", URIScheme, URIHost)
 	}
 	return id, nil
@@ -175,4 +183,15 @@ func (e *Error) NeedsReenrollment() bool {
 		return true
 	}
 	return false
+}
+
+// RenewalStart is the start of a certificate's renewal window, the last
+// third of its lifetime: notBefore plus ⌈lifetime×2/3⌉. The server records
+// it as a Workload's renewAfter and the agent renews no earlier.
+func RenewalStart(notBefore, notAfter time.Time) time.Time {
+	lifetime := notAfter.Sub(notBefore)
+	if lifetime <= 0 {
+		return notBefore
+	}
+	return notBefore.Add((2*lifetime + 2) / 3) // smallest d with 3d >= 2L
 }

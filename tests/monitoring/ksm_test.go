@@ -96,7 +96,7 @@ func TestKubeStateMetricsServesReadinessAndSuspendOfEveryCredoKind(t *testing.T)
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	good, key := testCA(t, "good-ca")
 	bad, _ := testCA(t, "bad-ca")
-	keys := trust.NewLabelKeys(labelDomain)
+	keys := trustv1.NewContractKeys(labelDomain)
 	for name, data := range map[string][]byte{"good": good, "bad": append(append([]byte{}, bad...), key...)} {
 		g.Expect(c.Create(ctx, helmRelease(ns, name))).To(Succeed())
 		g.Expect(c.Create(ctx, &corev1.Secret{

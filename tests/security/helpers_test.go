@@ -114,10 +114,6 @@ func newRelease(t *testing.T, ns, name string) {
 	})).To(Succeed())
 }
 
-// publishLabels are the label leg's labels for release.
-func publishLabels(release string) map[string]string {
-	return map[string]string{keys.PublishCACert: "true", keys.Release: release}
-}
 
 // testCA returns a fresh CA certificate (PEM, no key).
 func testCA(t *testing.T, cn string) []byte {
@@ -136,7 +132,7 @@ func publishedAnchor(t *testing.T, ns, release string) []byte {
 	newRelease(t, ns, release)
 	cert := testCA(t, release+"-ca")
 	g.Expect(operator(t, ns).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: release + "-ca", Namespace: ns, Labels: publishLabels(release)},
+		ObjectMeta: metav1.ObjectMeta{Name: release + "-ca", Namespace: ns, Labels: keys.PublishLabels(release)},
 		Data:       map[string][]byte{"ca.crt": cert},
 	})).To(Succeed())
 	g.Eventually(func() bool {

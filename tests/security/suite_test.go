@@ -31,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,7 +57,7 @@ const (
 
 var (
 	env  *controlplane.Environment
-	keys = trust.NewLabelKeys(domain)
+	keys = trustv1.NewContractKeys(domain)
 	// trustControllerUser is credo's ServiceAccount, as config/manager runs
 	// the trust-controller.
 	trustControllerUser, trustControllerGroups = controlplane.ServiceAccountUser(platformNamespace, "credo-controller")

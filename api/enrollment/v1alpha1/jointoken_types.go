@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -113,6 +115,27 @@ type JoinTokenList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []JoinToken `json:"items"`
+}
+
+// EnrollsUntil is when the token stops enrolling: spec.expiresAt, or its
+// creation plus maxLifetime (the platform's maximum token lifetime; zero
+// for none) when that comes first.
+func (in *JoinToken) EnrollsUntil(maxLifetime time.Duration) time.Time {
+	end := in.Spec.ExpiresAt.Time
+	if maxLifetime > 0 && !in.CreationTimestamp.IsZero() {
+		if byAge := in.CreationTimestamp.Add(maxLifetime); byAge.Before(end) {
+			return byAge
+		}
+	}
+	return end
+}
+
+// UsableAt reports whether the token can enroll at now: it is neither
+// revoked nor being deleted, and now is before EnrollsUntil(maxLifetime).
+// The enrollment server, the policy's count and kubectl credo all judge a
+// token so.
+func (in *JoinToken) UsableAt(now time.Time, maxLifetime time.Duration) bool {
+	return !in.Spec.Revoked && in.DeletionTimestamp.IsZero() && now.Before(in.EnrollsUntil(maxLifetime))
 }
 
 func init() {

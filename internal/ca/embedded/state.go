@@ -25,6 +25,8 @@ import (
 	"slices"
 	"time"
 
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -216,15 +218,15 @@ func (st *state) render(s *corev1.Secret, o *Options, now time.Time) error {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[o.LabelDomain+"/publish-ca-cert"] = "true"
-	labels[o.LabelDomain+"/publish-ca-cert-release"] = o.Release
+	keys := trustv1.NewContractKeys(o.LabelDomain)
+	maps.Copy(labels, keys.PublishLabels(o.Release))
 	s.Labels = labels
 
 	annotations := maps.Clone(s.Annotations)
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[o.LabelDomain+"/publish-ca-cert-key"] = KeyBundle
+	annotations[keys.Key] = KeyBundle
 	if len(entries) == 0 {
 		delete(annotations, AnnotationBundle)
 	} else {
