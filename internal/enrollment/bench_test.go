@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -43,6 +42,7 @@ import (
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 	"github.com/credo-dev/credo/tests/latency"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // benchClients is the number of agents enrolling or renewing at once.
@@ -142,7 +142,7 @@ func run(b *testing.B, unit string, op func(client int) error) {
 // counted) through the HTTPS listener against the real API server.
 func BenchmarkEnrollment(b *testing.B) {
 	base := benchServer(b)
-	ns := newNamespace(b)
+	ns := env.NewNamespace(b)
 	p := newPolicy(b, ns, policySpec(24*time.Hour, time.Hour))
 	token, _ := newToken(b, p, time.Hour)
 	clients := make([]*benchAgent, benchClients)
@@ -159,7 +159,7 @@ func BenchmarkEnrollment(b *testing.B) {
 // current certificate.
 func BenchmarkRenewal(b *testing.B) {
 	base := benchServer(b)
-	ns := newNamespace(b)
+	ns := env.NewNamespace(b)
 	p := newPolicy(b, ns, policySpec(24*time.Hour, time.Hour))
 	token, _ := newToken(b, p, time.Hour)
 	clients := make([]*benchAgent, benchClients)
@@ -181,11 +181,7 @@ type benchAgent struct {
 }
 
 func newBenchAgent(b *testing.B) *benchAgent {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &benchAgent{key: key, c: benchClient(nil)}
+	return &benchAgent{key: testpki.Key(b), c: benchClient(nil)}
 }
 
 func benchClient(cert *tls.Certificate) *http.Client {

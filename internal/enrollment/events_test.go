@@ -49,7 +49,7 @@ func drain(rec *fluxevents.FakeRecorder) []corev1.Event {
 func TestGuessingAtAKnownTokenIsRecordedOnceWhenRateLimited(t *testing.T) {
 	rec := fluxevents.NewFakeRecorder(32, true)
 	base := startServer(t, withFailureLimit(time.Hour, 2), withRecorder(rec))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, jt := newToken(t, p, time.Hour)
 	other, _ := enrollment.NewToken()
@@ -105,7 +105,7 @@ func TestGuessingAtAKnownTokenIsRecordedOnceWhenRateLimited(t *testing.T) {
 func TestRefusedEnrollmentEventCarriesTheRefusal(t *testing.T) {
 	rec := fluxevents.NewFakeRecorder(32, true)
 	base := startServer(t, withRecorder(rec))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, jt := newToken(t, p, time.Hour)
 	status, e := post(t, httpClient(nil), base+enrollapi.PathWorkloads,

@@ -20,13 +20,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -34,26 +32,14 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
-
-var nsCounter int
-
-func newNamespace(t testing.TB) string {
-	t.Helper()
-	nsCounter++
-	name := fmt.Sprintf("enroll-%d-%d", time.Now().UnixNano()%100000, nsCounter)
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
 
 func newPolicy(t testing.TB, ns string, spec enrollv1.EnrollmentPolicySpec) *enrollv1.EnrollmentPolicy {
 	t.Helper()
@@ -101,7 +87,7 @@ func waitFor(t testing.TB, cond func() bool) {
 // httpClient trusts the test CA and presents cert when given.
 func httpClient(cert *tls.Certificate) *http.Client {
 	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(testCA.pem)
+	roots.AppendCertsFromPEM(testCA.ca.CertPEM())
 	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	if cert != nil {
 		cfg.Certificates = []tls.Certificate{*cert}
@@ -133,15 +119,6 @@ func post(t *testing.T, c *http.Client, url string, body, out any) (int, *enroll
 		t.Fatalf("a %d answer that is not an enrollapi.Error", resp.StatusCode)
 	}
 	return resp.StatusCode, &e
-}
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 // csrPEM returns a CSR signed by key, shaped by tmpl.
@@ -178,7 +155,7 @@ func enroll(t *testing.T, base, token string, labels map[string]string) *enrolle
 	if status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token, Hostname: "vm-1.example.org", Labels: labels}, &step1); e != nil {
 		t.Fatalf("step 1: %d %s", status, e)
 	}
-	key := newKey(t)
+	key := testpki.Key(t)
 	out := &enrolled{uuid: step1.UUID, namespace: step1.Namespace, key: key}
 	if status, e := post(t, c, base+enrollapi.PathCertificate(step1.UUID), enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, key, step1.UUID)}, &out.resp); e != nil {
 		t.Fatalf("step 2: %d %s", status, e)

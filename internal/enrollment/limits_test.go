@@ -29,6 +29,7 @@ import (
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // A policy asking for more than the platform allows (here a certificate
@@ -38,7 +39,7 @@ import (
 func TestAPolicyOverThePlatformMaximumSignsNothing(t *testing.T) {
 	const maxTTL = 2 * time.Hour
 	base := startServer(t, withLimits(func(l *enrollment.Limits) { l.MaxCertificateTTL = maxTTL }))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(maxTTL, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 
@@ -85,7 +86,7 @@ func (g greedyCA) Sign(ctx context.Context, req ca.SigningRequest) (*ca.Issued, 
 // the platform's maximum reaches an agent or the registry.
 func TestACertificateBeyondTheMaximumIsNeverHandedOut(t *testing.T) {
 	base := startServer(t, withCA(greedyCA{testCA}))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	c := httpClient(nil)
@@ -94,7 +95,7 @@ func TestACertificateBeyondTheMaximumIsNeverHandedOut(t *testing.T) {
 		t.Fatalf("step 1: %d %s", status, e)
 	}
 	status, e := post(t, c, base+enrollapi.PathCertificate(reg.UUID),
-		enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, newKey(t), reg.UUID)}, nil)
+		enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, testpki.Key(t), reg.UUID)}, nil)
 	if e == nil || status/100 != 5 {
 		t.Fatalf("a ten-year certificate was handed out: %d %v", status, e)
 	}
@@ -109,7 +110,7 @@ func TestACertificateBeyondTheMaximumIsNeverHandedOut(t *testing.T) {
 func TestAJoinTokenEnrollsNoLongerThanTheMaximumTokenLifetime(t *testing.T) {
 	base := startServer(t, withLimits(func(l *enrollment.Limits) { l.MaxTokenLifetime = 2 * time.Hour }))
 	t.Cleanup(func() { clockOffset.Store(0) })
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	spec := policySpec(time.Hour, time.Hour)
 	spec.TokenLifetime = &metav1.Duration{Duration: time.Hour}
 	p := newPolicy(t, ns, spec)
@@ -125,7 +126,7 @@ func TestAJoinTokenEnrollsNoLongerThanTheMaximumTokenLifetime(t *testing.T) {
 // complete. Other tokens are not affected.
 func TestPendingRegistrationsPerTokenAreBounded(t *testing.T) {
 	base := startServer(t, withLimits(func(l *enrollment.Limits) { l.MaxPendingPerToken = 3 }))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	other, _ := newToken(t, p, time.Hour)
@@ -154,7 +155,7 @@ func TestPendingRegistrationsPerTokenAreBounded(t *testing.T) {
 		t.Fatalf("another token was limited: %d %s", status, e)
 	}
 	if status, e := post(t, c, base+enrollapi.PathCertificate(first.UUID),
-		enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, newKey(t), first.UUID)}, nil); e != nil {
+		enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, testpki.Key(t), first.UUID)}, nil); e != nil {
 		t.Fatalf("step 2: %d %s", status, e)
 	}
 	if _, status, e := register(token); e != nil {

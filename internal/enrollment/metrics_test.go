@@ -22,10 +22,11 @@ import (
 	"testing"
 	"time"
 
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	. "github.com/onsi/gomega"
 
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // counter reads a credo counter from controller-runtime's registry, which
@@ -33,35 +34,13 @@ import (
 // every credo label value gathered on the way.
 func counter(t *testing.T, name string, want map[string]string) (float64, []string) {
 	t.Helper()
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var value float64
-	var seen []string
-	for _, mf := range families {
-		if !strings.HasPrefix(mf.GetName(), "credo_") {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			match := mf.GetName() == name
-			for _, lp := range m.GetLabel() {
-				seen = append(seen, lp.GetValue())
-				if want[lp.GetName()] != lp.GetValue() {
-					match = false
-				}
-			}
-			if match {
-				value = m.GetCounter().GetValue()
-			}
-		}
-	}
-	return value, seen
+	g := NewWithT(t)
+	return testenv.CounterValue(g, name, want), testenv.CredoLabelValues(g)
 }
 
 func TestEnrollmentsRenewalsRefusalsAndRateLimitedAttemptsAreCounted(t *testing.T) {
 	base := startServer(t, withFailureLimit(time.Hour, 1))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	byNS := map[string]string{"namespace": ns}

@@ -59,7 +59,7 @@ func TestAnUnknownTokenIDIsTheSame401AsAWrongSecretAndIsCounted(t *testing.T) {
 // address and token id. Guessing at one token limits that token only.
 func TestAValidTokenIsNotLimitedByOtherFailuresFromItsAddress(t *testing.T) {
 	base := startServer(t, withFailureLimit(time.Hour, 2))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	guessed, gjt := newToken(t, p, time.Hour)
@@ -92,18 +92,18 @@ func TestAValidTokenIsNotLimitedByOtherFailuresFromItsAddress(t *testing.T) {
 // scanner cannot flood the log.
 func TestRateLimitedRefusalsAreLoggedAtABoundedRate(t *testing.T) {
 	base := startServer(t, withFailureLimit(time.Hour, 1))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	_, jt := newToken(t, p, time.Hour)
 	other, _ := enrollment.NewToken()
 	guess := jt.Name + "." + other.Secret
 	c := httpClient(nil)
-	before := strings.Count(logs.String(), "rate limited")
+	before := strings.Count(env.Logs.String(), "rate limited")
 	const requests = 40
 	for range requests {
 		post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: guess}, nil)
 	}
-	logged := strings.Count(logs.String(), "rate limited") - before
+	logged := strings.Count(env.Logs.String(), "rate limited") - before
 	if logged == 0 || logged > 10 {
 		t.Fatalf("%d rate-limited requests logged %d lines, want between 1 and 10", requests-1, logged)
 	}
@@ -114,7 +114,7 @@ func TestRateLimitedRefusalsAreLoggedAtABoundedRate(t *testing.T) {
 // 503 forever.
 func TestAnAgentWhoseTokenWasDeletedStopsForReenrollment(t *testing.T) {
 	base := startServer(t, withFailureLimit(time.Hour, 10))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, jt := newToken(t, p, time.Hour)
 	if err := k8s.Delete(context.Background(), jt); err != nil {
@@ -126,7 +126,7 @@ func TestAnAgentWhoseTokenWasDeletedStopsForReenrollment(t *testing.T) {
 	})
 	dir := t.TempDir()
 	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, testCA.pem, 0o600); err != nil {
+	if err := os.WriteFile(caFile, testCA.ca.CertPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a, err := agent.New(agent.Config{

@@ -18,23 +18,20 @@ package enrollment_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"math/big"
 	"testing"
 	"time"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 func TestOnlyTheCurrentCertificateRenews(t *testing.T) {
 	base := startServer(t)
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	w := enroll(t, base, token, nil)
@@ -68,7 +65,7 @@ func TestOnlyTheCurrentCertificateRenews(t *testing.T) {
 func TestExpiredCertificateRenewsWithinTheGraceOnly(t *testing.T) {
 	base := startServer(t)
 	t.Cleanup(func() { clockOffset.Store(0) })
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, 30*time.Minute))
 	token, _ := newToken(t, p, 3*time.Hour)
 	within := enroll(t, base, token, nil)
@@ -93,7 +90,7 @@ func TestExpiredCertificateRenewsWithinTheGraceOnly(t *testing.T) {
 
 func TestDeletedWorkloadRenewsNothing(t *testing.T) {
 	base := startServer(t)
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	w := enroll(t, base, token, nil)
@@ -119,7 +116,7 @@ func TestDeletedWorkloadRenewsNothing(t *testing.T) {
 
 func TestRenewalIsAuthenticatedByTheWorkloadsOwnCertificate(t *testing.T) {
 	base := startServer(t)
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	a := enroll(t, base, token, nil)
@@ -136,14 +133,7 @@ func TestRenewalIsAuthenticatedByTheWorkloadsOwnCertificate(t *testing.T) {
 // foreignCert is a self-signed certificate with w's URI: right name, wrong issuer.
 func foreignCert(t *testing.T, w *enrolled) *tls.Certificate {
 	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(7), URIs: w.cert.URIs, NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	c := testpki.SelfSigned(t, testpki.URIs(w.cert.URIs...), testpki.ExtKeyUsage(x509.ExtKeyUsageClientAuth))
+	cert := c.TLS()
+	return &cert
 }

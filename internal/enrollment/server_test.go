@@ -34,6 +34,7 @@ import (
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 func policySpec(ttl, grace time.Duration) enrollv1.EnrollmentPolicySpec {
@@ -46,7 +47,7 @@ func policySpec(ttl, grace time.Duration) enrollv1.EnrollmentPolicySpec {
 
 func TestEnrollIssuesAOneURICertificateAndRecordsTheTokensUse(t *testing.T) {
 	base := startServer(t)
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(2*time.Hour, time.Hour))
 	token, jt := newToken(t, p, time.Hour)
 
@@ -101,7 +102,7 @@ func TestEnrollIssuesAOneURICertificateAndRecordsTheTokensUse(t *testing.T) {
 
 func TestRefusedEnrollmentsRecordNothingAndDoNotBurnTheToken(t *testing.T) {
 	base := startServer(t)
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, jt := newToken(t, p, time.Hour)
 	expired, _ := newToken(t, p, -time.Minute)
@@ -148,7 +149,7 @@ func TestRefusedEnrollmentsRecordNothingAndDoNotBurnTheToken(t *testing.T) {
 	if status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token, Hostname: "h"}, &reg); e != nil {
 		t.Fatalf("step 1: %d %s", status, e)
 	}
-	key := newKey(t)
+	key := testpki.Key(t)
 	uri := enrollapi.WorkloadURI(reg.UUID)
 	goodCSR := workloadCSR(t, key, reg.UUID)
 	badSig := []byte(goodCSR)
@@ -201,7 +202,7 @@ func TestRefusedEnrollmentsRecordNothingAndDoNotBurnTheToken(t *testing.T) {
 	// And a second certificate request for an enrolled workload is refused.
 	status, e = post(t, c, base+enrollapi.PathCertificate(reg.UUID), enrollapi.CertificateRequest{Token: token, CSR: goodCSR}, nil)
 	expectRefused(t, "second certificate", status, e, 409, enrollapi.ReasonBadRequest)
-	if strings.Contains(logs.String(), secret) {
+	if strings.Contains(env.Logs.String(), secret) {
 		t.Fatal("a token secret reached the log")
 	}
 }
@@ -289,7 +290,7 @@ func flip(s string) string {
 
 func TestRevokedPolicyEnrollsAndRenewsNothing(t *testing.T) {
 	base := startServer(t)
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	w := enroll(t, base, token, nil)
@@ -313,7 +314,7 @@ func TestRevokedPolicyEnrollsAndRenewsNothing(t *testing.T) {
 
 func TestFailedTokenAttemptsAreRateLimited(t *testing.T) {
 	base := startServer(t, withFailureLimit(time.Hour, 3))
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	bad, _ := enrollment.NewToken()

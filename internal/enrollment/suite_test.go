@@ -18,17 +18,9 @@ package enrollment_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
-	"net/url"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -38,17 +30,16 @@ import (
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/tests/controlplane"
-	"github.com/credo-dev/credo/tests/testlog"
+	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 var (
-	env *controlplane.Environment
+	env *testenv.Env
 	k8s client.Client
 	// reader is the manager's cache, with the server's indexes.
 	reader client.Reader
@@ -58,114 +49,58 @@ var (
 	// clockOffset moves the servers' clock forward, to judge expiry and grace.
 	clockOffset atomic.Int64
 	testCA      *memoryCA
-	logs        testlog.Buffer
 )
 
 func serverNow() time.Time { return time.Now().Add(time.Duration(clockOffset.Load())) }
 
-func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
-
-func runSuite(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.WriteTo(&logs), zap.UseDevMode(true), zap.Level(zapcore.Level(-2))))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var err error
-	env, err = controlplane.Start(ctx, controlplane.Options{NoControllerManager: true})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-		return 1
-	}
-	defer env.Stop()
-	k8s = env.Client
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		return 1
-	}
-	if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		return 1
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		fmt.Fprintln(os.Stderr, "cache did not sync")
-		return 1
-	}
-	reader = mgr.GetCache()
-	cluster = mgr
-	if testCA, err = newMemoryCA(); err != nil {
-		fmt.Fprintf(os.Stderr, "test CA: %v\n", err)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, testenv.Options{
+		ControlPlane: controlplane.Options{NoControllerManager: true},
+		LogLevel:     zapcore.Level(-2),
+	}, func(ctx context.Context, e *testenv.Env) error {
+		env, k8s = e, e.Client
+		mgr := e.Setup.Manager
+		if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		reader, cluster = mgr.GetCache(), mgr
+		authority, err := testpki.NewCA("test enrollment CA", testpki.NotAfter(time.Now().Add(24*time.Hour)))
+		if err != nil {
+			return fmt.Errorf("test CA: %w", err)
+		}
+		testCA = &memoryCA{ca: authority}
+		return nil
+	}))
 }
 
 // memoryCA is the simplest CertificateAuthority: a key in memory. The
 // server is tested against the interface, not against the embedded CA.
 type memoryCA struct {
-	key    *ecdsa.PrivateKey
-	cert   *x509.Certificate
-	pem    []byte
+	ca     *testpki.Cert
 	signed atomic.Int64
 }
 
 var _ ca.CertificateAuthority = &memoryCA{}
 
-func newMemoryCA() (*memoryCA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test enrollment CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, err
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &memoryCA{key: key, cert: cert, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
-}
-
 func (c *memoryCA) Sign(_ context.Context, req ca.SigningRequest) (*ca.Issued, error) {
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	leaf, err := c.ca.NewLeaf(testpki.PublicKey(req.PublicKey), testpki.URIs(req.URI),
+		testpki.Validity(req.NotBefore, req.NotAfter))
 	if err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial.Add(serial, big.NewInt(1)), URIs: []*url.URL{req.URI},
-		NotBefore: req.NotBefore, NotAfter: req.NotAfter, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, req.PublicKey, c.key)
-	if err != nil {
-		return nil, err
-	}
-	cert, _ := x509.ParseCertificate(der)
 	c.signed.Add(1)
-	return &ca.Issued{Certificate: cert, CertificatePEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+	return &ca.Issued{Certificate: leaf.Cert, CertificatePEM: leaf.CertPEM()}, nil
 }
 
-func (c *memoryCA) Bundle(context.Context) ([]byte, error) { return c.pem, nil }
+func (c *memoryCA) Bundle(context.Context) ([]byte, error) { return c.ca.CertPEM(), nil }
 
 // servingCert issues the listener's certificate for 127.0.0.1.
 func (c *memoryCA) servingCert() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leaf, err := c.ca.NewLeaf(testpki.Serving())
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+	return leaf.TLS(), nil
 }
 
 // serverSetup is what a test may change before its server is built.

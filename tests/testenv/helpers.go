@@ -32,7 +32,7 @@ import (
 )
 
 // NewNamespace creates a namespace with a generated tenant- name.
-func (e *Env) NewNamespace(t *testing.T) string {
+func (e *Env) NewNamespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tenant-"}}
 	NewWithT(t).Expect(e.Client.Create(context.Background(), ns)).To(Succeed())
@@ -40,7 +40,7 @@ func (e *Env) NewNamespace(t *testing.T) string {
 }
 
 // NewHelmRelease creates HelmReleaseObject(ns, name, chart, labels).
-func (e *Env) NewHelmRelease(t *testing.T, ns, name, chart string, labels map[string]string) *helmv2.HelmRelease {
+func (e *Env) NewHelmRelease(t testing.TB, ns, name, chart string, labels map[string]string) *helmv2.HelmRelease {
 	t.Helper()
 	hr := HelmReleaseObject(ns, name, chart, labels)
 	NewWithT(t).Expect(e.Client.Create(context.Background(), hr)).To(Succeed())
@@ -99,7 +99,7 @@ func (e *Env) WarningEvent(g Gomega, ns, kind, name, reason string) corev1.Event
 }
 
 // NewSecret creates a Secret.
-func (e *Env) NewSecret(t *testing.T, ns, name string, labels, annotations map[string]string, data map[string][]byte) *corev1.Secret {
+func (e *Env) NewSecret(t testing.TB, ns, name string, labels, annotations map[string]string, data map[string][]byte) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, Annotations: annotations}, Data: data}
 	NewWithT(t).Expect(e.Client.Create(context.Background(), s)).To(Succeed())

@@ -17,6 +17,8 @@ limitations under the License.
 package testenv
 
 import (
+	"strings"
+
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -59,6 +61,26 @@ func CounterValue(g Gomega, name string, labels map[string]string) float64 {
 		}
 	}
 	return 0
+}
+
+// CredoLabelValues returns every label value of every credo_ series in
+// controller-runtime's registry: what a scrape shows, to be searched for
+// secrets, names and addresses that must not be there.
+func CredoLabelValues(g Gomega) []string {
+	families, err := crmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	var values []string
+	for _, mf := range families {
+		if !strings.HasPrefix(mf.GetName(), "credo_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				values = append(values, lp.GetValue())
+			}
+		}
+	}
+	return values
 }
 
 func hasLabels(m *dto.Metric, want map[string]string) bool {
