@@ -19,6 +19,45 @@ limitations under the License.
 // <release>.tenant-ca, owner-referenced to the release's HelmRelease. Every
 // leg of source discovery writes through Write, so the guard cannot be
 // bypassed by a new leg.
+//
+// # Guarantees
+//
+// Every Write re-runs the PEM guard (internal/pem) before anything else: a
+// refused value sends no request and leaves the existing projection as it
+// was. Then it reads the Secret once, uncached, and makes at most one write:
+//
+//   - absent: create, not apply, so that a foreign Secret created since the
+//     read fails with AlreadyExists (ErrCollision) instead of being merged;
+//   - present without an entry of credo's field manager: ErrCollision, and
+//     nothing is written;
+//   - present, ours and current: nothing is written;
+//   - present, ours, ca.crt alone: server-side apply, with the resourceVersion
+//     read as a precondition;
+//   - present, ours, with more keys than ca.crt: update (replace), with the
+//     resourceVersion read as a precondition.
+//
+// # What comes from fluxcd/pkg/ssa
+//
+// The apply payload is the desired Secret normalised by ssa's normalize
+// package, applied under credo's field manager with forced ownership: the
+// request ssa's ResourceManager sends. The ownership check matches
+// managedFields with ssa's FieldManager rule (exact name, operation, main
+// resource), the rule kustomize-controller uses to find field managers.
+//
+// ssa.ResourceManager.Apply itself is not used, because it would break three
+// guarantees. It reads the object again and sends a server-side dry-run
+// before each apply to detect drift: two requests more per write than this
+// writer, which has already read the object (it needs its managedFields) and
+// detects drift locally (metadataCurrent, the ca.crt bytes). It keeps the
+// object it read to itself, so it cannot refuse a Secret without credo's field
+// manager before writing. And it creates an absent object by apply, which
+// merges into a foreign Secret created since the read. So create, the
+// ownership refusal and the no-op are written here.
+//
+// The replace of an over-full projection stays an update: apply cannot remove
+// a key another manager owns, and ssa's way to take such fields over
+// (ApplyCleanupOptions.FieldManagers, a JSON patch of managedFields before
+// the apply) is one request more and carries no resourceVersion precondition.
 package projection
 
 import (
@@ -30,10 +69,6 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
@@ -76,14 +111,14 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 	if err != nil {
 		return nil, err
 	}
-	name := release.Name + trustv1.ProjectionSuffix
+	desired := w.desired(namespace, release, bundle)
 	var current corev1.Secret
-	err = w.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &current)
+	err = w.Reader.Get(ctx, client.ObjectKeyFromObject(desired), &current)
 	switch {
 	case apierrors.IsNotFound(err):
-		return w.create(ctx, w.desired(namespace, name, release, bundle), bundle)
+		return w.create(ctx, desired, bundle)
 	case err != nil:
-		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
+		return nil, fmt.Errorf("reading Secret %s: %w", desired.Name, err)
 	}
 	if !w.owns(&current) {
 		return nil, ErrCollision
@@ -92,102 +127,10 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 	if len(current.Data) != 1 {
 		// Someone added a key. Apply cannot remove a field another manager
 		// owns; replace the data with an update, under the same precondition.
-		return w.replace(ctx, &current, release, bundle, changed)
+		return w.replace(ctx, &current, desired, bundle, changed)
 	}
 	if !changed && w.metadataCurrent(&current, release) {
 		return &Result{Bundle: bundle, Changed: false}, nil
 	}
-	// The resourceVersion precondition makes the apply fail, rather than
-	// write, if the Secret was replaced by a foreign one since it was read.
-	apply := w.applyConfig(namespace, name, release, bundle).WithResourceVersion(current.ResourceVersion)
-	if err := w.Client.Apply(ctx, apply, client.FieldOwner(w.FieldOwner), client.ForceOwnership); err != nil {
-		return nil, fmt.Errorf("applying Secret %s: %w", name, err)
-	}
-	return &Result{Bundle: bundle, Changed: changed}, nil
-}
-
-// replace overwrites a projection of ours whose data holds more than
-// ca.crt, with the resourceVersion read as the precondition.
-func (w *Writer) replace(ctx context.Context, current *corev1.Secret, release *helmv2.HelmRelease, bundle *pem.Bundle, changed bool) (*Result, error) {
-	desired := w.desired(current.Namespace, current.Name, release, bundle)
-	next := current.DeepCopy()
-	next.Data, next.StringData, next.Type = desired.Data, nil, desired.Type
-	next.OwnerReferences = desired.OwnerReferences
-	if next.Labels == nil {
-		next.Labels = map[string]string{}
-	}
-	next.Labels[w.TenantCALabel] = "true"
-	if err := w.Client.Update(ctx, next, client.FieldOwner(w.FieldOwner)); err != nil {
-		return nil, fmt.Errorf("replacing Secret %s: %w", current.Name, err)
-	}
-	return &Result{Bundle: bundle, Changed: changed}, nil
-}
-
-// create creates the projection. Create, not apply, so that a foreign Secret
-// created since the read makes it fail with AlreadyExists instead of merging.
-func (w *Writer) create(ctx context.Context, s *corev1.Secret, bundle *pem.Bundle) (*Result, error) {
-	if err := w.Client.Create(ctx, s, client.FieldOwner(w.FieldOwner)); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return nil, ErrCollision
-		}
-		return nil, fmt.Errorf("creating Secret %s: %w", s.Name, err)
-	}
-	return &Result{Bundle: bundle, Changed: true}, nil
-}
-
-func (w *Writer) applyConfig(namespace, name string, release *helmv2.HelmRelease, bundle *pem.Bundle) *corev1ac.SecretApplyConfiguration {
-	return corev1ac.Secret(name, namespace).
-		WithLabels(map[string]string{w.TenantCALabel: "true"}).
-		WithOwnerReferences(metav1ac.OwnerReference().
-			WithAPIVersion(helmv2.GroupVersion.String()).
-			WithKind(helmv2.HelmReleaseKind).
-			WithName(release.Name).
-			WithUID(release.UID).
-			WithBlockOwnerDeletion(false)).
-		WithType(corev1.SecretTypeOpaque).
-		WithData(map[string][]byte{trustv1.ProjectionKey: bundle.PEM})
-}
-
-func (w *Writer) desired(namespace, name string, release *helmv2.HelmRelease, bundle *pem.Bundle) *corev1.Secret {
-	return &corev1.Secret{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: namespace,
-			Labels:    map[string]string{w.TenantCALabel: "true"},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion:         helmv2.GroupVersion.String(),
-				Kind:               helmv2.HelmReleaseKind,
-				Name:               release.Name,
-				UID:                release.UID,
-				BlockOwnerDeletion: ptr.To(false),
-			}},
-		},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{trustv1.ProjectionKey: bundle.PEM},
-	}
-}
-
-// owns reports whether the Secret was written by this writer's field owner.
-func (w *Writer) owns(s *corev1.Secret) bool {
-	for _, mf := range s.ManagedFields {
-		if mf.Manager == w.FieldOwner {
-			return true
-		}
-	}
-	return false
-}
-
-// metadataCurrent reports whether the label and the owner reference are as
-// they should be.
-func (w *Writer) metadataCurrent(s *corev1.Secret, release *helmv2.HelmRelease) bool {
-	if s.Labels[w.TenantCALabel] != "true" || s.Type != corev1.SecretTypeOpaque {
-		return false
-	}
-	for _, ref := range s.OwnerReferences {
-		if ref.UID == release.UID && ref.Kind == helmv2.HelmReleaseKind && ref.BlockOwnerDeletion != nil && !*ref.BlockOwnerDeletion {
-			return true
-		}
-	}
-	return false
+	return w.apply(ctx, &current, desired, bundle, changed)
 }

@@ -1,0 +1,88 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package projection
+
+import (
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/ssa/normalize"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/pem"
+)
+
+// desired is the projection of bundle for release: the one description of
+// the object that create, apply and replace all write.
+func (w *Writer) desired(namespace string, release *helmv2.HelmRelease, bundle *pem.Bundle) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      release.Name + trustv1.ProjectionSuffix,
+			Namespace: namespace,
+			Labels:    map[string]string{w.TenantCALabel: "true"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         helmv2.GroupVersion.String(),
+				Kind:               helmv2.HelmReleaseKind,
+				Name:               release.Name,
+				UID:                release.UID,
+				BlockOwnerDeletion: ptr.To(false),
+			}},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{trustv1.ProjectionKey: bundle.PEM},
+	}
+}
+
+// applyObject is the apply payload of desired, normalised by ssa as Flux
+// normalises every object it applies, with resourceVersion as the
+// precondition. Every field of desired is either set or omitted when empty,
+// so the conversion from the typed object declares no zero value. Without a
+// resourceVersion there is no payload: an apply without a precondition
+// creates a missing Secret or merges into whatever is there.
+func applyObject(desired *corev1.Secret, resourceVersion string) (*unstructured.Unstructured, error) {
+	if resourceVersion == "" {
+		return nil, fmt.Errorf("applying Secret %s: no resourceVersion to apply on", desired.Name)
+	}
+	u, err := normalize.ToUnstructured(desired)
+	if err != nil {
+		return nil, fmt.Errorf("converting Secret %s: %w", desired.Name, err)
+	}
+	if err := normalize.Unstructured(u); err != nil {
+		return nil, fmt.Errorf("normalising Secret %s: %w", desired.Name, err)
+	}
+	u.SetResourceVersion(resourceVersion)
+	return u, nil
+}
+
+// metadataCurrent reports whether the label, the type and the owner
+// reference are as they should be.
+func (w *Writer) metadataCurrent(s *corev1.Secret, release *helmv2.HelmRelease) bool {
+	if s.Labels[w.TenantCALabel] != "true" || s.Type != corev1.SecretTypeOpaque {
+		return false
+	}
+	for _, ref := range s.OwnerReferences {
+		if ref.UID == release.UID && ref.Kind == helmv2.HelmReleaseKind && ref.BlockOwnerDeletion != nil && !*ref.BlockOwnerDeletion {
+			return true
+		}
+	}
+	return false
+}

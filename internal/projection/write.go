@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package projection
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/internal/pem"
+)
+
+// create creates the projection. Create, not apply, so that a foreign Secret
+// created since the read makes it fail with AlreadyExists instead of merging.
+func (w *Writer) create(ctx context.Context, desired *corev1.Secret, bundle *pem.Bundle) (*Result, error) {
+	if err := w.Client.Create(ctx, desired, client.FieldOwner(w.FieldOwner)); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, ErrCollision
+		}
+		return nil, fmt.Errorf("creating Secret %s: %w", desired.Name, err)
+	}
+	return &Result{Bundle: bundle, Changed: true}, nil
+}
+
+// apply server-side applies desired over current, a projection of ours
+// holding ca.crt alone. The resourceVersion precondition makes the apply
+// fail with a conflict, rather than write, if the Secret was changed or
+// replaced by a foreign one since it was read.
+func (w *Writer) apply(ctx context.Context, current, desired *corev1.Secret, bundle *pem.Bundle, changed bool) (*Result, error) {
+	u, err := applyObject(desired, current.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	opts := []client.ApplyOption{client.FieldOwner(w.FieldOwner), client.ForceOwnership}
+	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
+		return nil, fmt.Errorf("applying Secret %s: %w", desired.Name, err)
+	}
+	return &Result{Bundle: bundle, Changed: changed}, nil
+}
+
+// replace overwrites a projection of ours whose data holds more than
+// ca.crt, with the resourceVersion read as the precondition.
+func (w *Writer) replace(ctx context.Context, current, desired *corev1.Secret, bundle *pem.Bundle, changed bool) (*Result, error) {
+	next := current.DeepCopy()
+	next.Data, next.StringData, next.Type = desired.Data, nil, desired.Type
+	next.OwnerReferences = desired.OwnerReferences
+	if next.Labels == nil {
+		next.Labels = map[string]string{}
+	}
+	next.Labels[w.TenantCALabel] = "true"
+	if err := w.Client.Update(ctx, next, client.FieldOwner(w.FieldOwner)); err != nil {
+		return nil, fmt.Errorf("replacing Secret %s: %w", current.Name, err)
+	}
+	return &Result{Bundle: bundle, Changed: changed}, nil
+}
