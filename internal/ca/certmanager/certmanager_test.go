@@ -34,7 +34,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/ca"
@@ -49,16 +48,8 @@ const (
 // newNamespace creates a namespace with the issuer's CA Secret.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
-	ns := "cm-" + utilrand.String(8)
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: bundleSecret},
-		Data: map[string][]byte{"ca.crt": issuer.pki.rootPEM, "tls.crt": issuer.pki.rootPEM}}
-	if err := env.Client.Create(ctx, s); err != nil {
-		t.Fatalf("creating the issuer's CA Secret: %v", err)
-	}
+	ns := env.NewNamespace(t)
+	env.NewSecret(t, ns, bundleSecret, nil, nil, map[string][]byte{"ca.crt": issuer.pki.rootPEM, "tls.crt": issuer.pki.rootPEM})
 	return ns
 }
 

@@ -18,12 +18,9 @@ package certmanager
 
 import (
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
-	"math/big"
 	"net/url"
 	"testing"
 	"time"
@@ -31,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // sanExtension builds a raw subjectAltName extension from GeneralNames.
@@ -82,29 +80,14 @@ func mustMarshal(t *testing.T, v any) []byte {
 // leafWith signs a leaf for key with the given template changes, under a fresh root.
 func leafWith(t *testing.T, mutate func(*x509.Certificate)) (*x509.Certificate, *x509.Certificate, *ecdsa.PrivateKey) {
 	t.Helper()
-	rootKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	now := time.Now()
-	rootTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "root"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	rootDER, err := x509.CreateCertificate(rand.Reader, rootTmpl, rootTmpl, rootKey.Public(), rootKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, _ := x509.ParseCertificate(rootDER)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour),
-		URIs: []*url.URL{enrollapi.WorkloadURI(testUUID)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}}
+	root := testpki.Authority(t, "root", testpki.NotAfter(now.Add(time.Hour)))
+	opts := []testpki.Option{testpki.URIs(enrollapi.WorkloadURI(testUUID)), testpki.Validity(now.Add(-time.Minute), now.Add(time.Hour))}
 	if mutate != nil {
-		mutate(tmpl)
+		opts = append(opts, testpki.Template(mutate))
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, root, key.Public(), rootKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, _ := x509.ParseCertificate(der)
-	return leaf, root, key
+	leaf := testpki.Leaf(t, root, opts...)
+	return leaf.Cert, root.Cert, leaf.Key.(*ecdsa.PrivateKey)
 }
 
 func TestCheckRefusesAnythingButTheOneURIAskedFor(t *testing.T) {

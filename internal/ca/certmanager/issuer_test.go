@@ -18,19 +18,14 @@ package certmanager
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"sync"
 	"time"
 
+	"github.com/credo-dev/credo/tests/testpki"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
@@ -53,42 +48,23 @@ const (
 
 // testPKI is the test issuer's CA: a root and an intermediate under it.
 type testPKI struct {
-	root, intermediate       *x509.Certificate
-	rootKey, intermediateKey crypto.Signer
-	rootPEM                  []byte
+	root, inter *testpki.Cert
+	// intermediate and rootPEM are what the tests compare with.
+	intermediate *x509.Certificate
+	rootPEM      []byte
 }
 
 func newTestPKI() (*testPKI, error) {
-	p := &testPKI{}
-	var err error
-	if p.rootKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
-		return nil, err
-	}
-	if p.intermediateKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	root := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test issuer root"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, root, root, p.rootKey.Public(), p.rootKey)
+	notAfter := testpki.NotAfter(time.Now().Add(24 * time.Hour))
+	root, err := testpki.NewCA("test issuer root", notAfter)
 	if err != nil {
 		return nil, err
 	}
-	if p.root, err = x509.ParseCertificate(der); err != nil {
+	inter, err := root.NewIntermediate("test issuer intermediate", notAfter)
+	if err != nil {
 		return nil, err
 	}
-	p.rootPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	inter := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "test issuer intermediate"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	if der, err = x509.CreateCertificate(rand.Reader, inter, p.root, p.intermediateKey.Public(), p.rootKey); err != nil {
-		return nil, err
-	}
-	if p.intermediate, err = x509.ParseCertificate(der); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return &testPKI{root: root, inter: inter, intermediate: inter.Cert, rootPEM: root.CertPEM()}, nil
 }
 
 // testIssuer plays an external cert-manager issuer: it watches
@@ -204,25 +180,26 @@ func (ti *testIssuer) sign(issuer string, spec map[string]any) (leafPEM, caPEM [
 		return nil, nil, err
 	}
 	now := time.Now()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: csr.Subject, URIs: csr.URIs,
-		NotBefore: now, NotAfter: now.Add(dur), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}}
-	pub := csr.PublicKey
-	parent, parentKey := ti.pki.root, ti.pki.rootKey
+	parent := ti.pki.root
+	opts := []testpki.Option{testpki.PublicKey(csr.PublicKey), testpki.Subject(csr.Subject), testpki.URIs(csr.URIs...),
+		testpki.Validity(now, now.Add(dur))}
 	switch issuer {
 	case issuerChainSigner:
-		parent, parentKey = ti.pki.intermediate, ti.pki.intermediateKey
+		parent = ti.pki.inter
 	case issuerSANAdder:
-		tmpl.DNSNames = []string{"extra.example.org"}
+		opts = append(opts, testpki.Template(func(c *x509.Certificate) { c.DNSNames = []string{"extra.example.org"} }))
 	case issuerKeySwapper:
-		other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		pub = other.Public()
+		other, err := testpki.NewKey()
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, testpki.PublicKey(other.Public()))
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, parentKey)
+	leaf, err := parent.NewLeaf(opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	leafPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	leafPEM = leaf.CertPEM()
 	if issuer == issuerChainSigner {
 		leafPEM = append(leafPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ti.pki.intermediate.Raw})...)
 	}

@@ -19,69 +19,44 @@ package certmanager
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"go.uber.org/zap/zapcore"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/credo-dev/credo/tests/controlplane"
-	"github.com/credo-dev/credo/tests/testlog"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 var (
-	env    *controlplane.Environment
-	logs   testlog.Buffer
+	env    *testenv.Env
 	issuer *testIssuer
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	var sink io.Writer = &logs
-	if os.Getenv("CREDO_TEST_LOG") != "" {
-		sink = io.MultiWriter(&logs, os.Stderr)
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(sink), zap.UseDevMode(true), zap.Level(zapcore.Level(-5))))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
-	var err error
-	env, err = controlplane.Start(startCtx, controlplane.Options{
-		CRDPaths:            []string{"testdata"},
-		NoControllerManager: true,
+	code := testenv.Main(m, testenv.Options{
+		ControlPlane: controlplane.Options{CRDPaths: []string{"testdata"}, NoControllerManager: true},
+		NoManager:    true,
+	}, func(ctx context.Context, e *testenv.Env) error {
+		env = e
+		pki, err := newTestPKI()
+		if err != nil {
+			return fmt.Errorf("creating the test PKI: %w", err)
+		}
+		c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+		if err != nil {
+			return fmt.Errorf("creating the issuer's client: %w", err)
+		}
+		issuer = &testIssuer{client: c, pki: pki, seen: map[string]map[string]any{}}
+		go issuer.run(ctx)
+		return nil
 	})
-	startCancel()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-		return 1
+	if env != nil {
+		if out := env.Logs.String(); strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, "CERTIFICATE REQUEST") {
+			fmt.Fprintln(os.Stderr, "FAIL: the CA logged key or CSR material")
+			code = 1
+		}
 	}
-	defer env.Stop()
-
-	pki, err := newTestPKI()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating the test PKI: %v\n", err)
-		return 1
-	}
-	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating the issuer's client: %v\n", err)
-		return 1
-	}
-	issuer = &testIssuer{client: c, pki: pki, seen: map[string]map[string]any{}}
-	go issuer.run(ctx)
-
-	code := m.Run()
-	if out := logs.String(); strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, "CERTIFICATE REQUEST") {
-		fmt.Fprintln(os.Stderr, "FAIL: the CA logged key or CSR material")
-		return 1
-	}
-	return code
+	os.Exit(code)
 }

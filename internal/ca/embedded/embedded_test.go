@@ -105,7 +105,7 @@ func requestRotation(t *testing.T, ns, value string) {
 func TestFirstStartCreatesALabelledSecret(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	a := newInstance(t, ns, nil, func(o *Options) { o.LabelDomain = "example.org"; o.Release = "platform" })
 
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
@@ -141,7 +141,7 @@ func TestFirstStartCreatesALabelledSecret(t *testing.T) {
 func TestReplicasStartingAtOnceEndWithOneCA(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	const replicas = 5
 	instances := make([]*instance, replicas)
 	for i := range instances {
@@ -179,7 +179,7 @@ func TestReplicasStartingAtOnceEndWithOneCA(t *testing.T) {
 func TestSignIssuesACertificateThatVerifiesAgainstTheBundle(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	a := newInstance(t, ns, nil, nil)
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
 
@@ -213,7 +213,7 @@ func TestSignIssuesACertificateThatVerifiesAgainstTheBundle(t *testing.T) {
 func TestSignMakesNoAPICallWhileTheCacheIsFresh(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	a := newInstance(t, ns, nil, nil)
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
 
@@ -248,7 +248,7 @@ func TestSignMakesNoAPICallWhileTheCacheIsFresh(t *testing.T) {
 func TestRotationByAnnotationKeepsTheOldCATrustedForTheOverlap(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	const overlap = 4 * time.Second
 	recorder := fluxevents.NewFakeRecorder(10, false)
 	a := newInstance(t, ns, recorder, func(o *Options) { o.Overlap = overlap })
@@ -287,7 +287,7 @@ func TestRotationByAnnotationKeepsTheOldCATrustedForTheOverlap(t *testing.T) {
 	g.Expect(events[0].Reason).To(Equal(enrollmentv1.CARotatedReason))
 	g.Expect(events[0].Message).To(ContainSubstring(newFP))
 	g.Expect(events[0].Message).NotTo(ContainSubstring("PRIVATE"))
-	g.Expect(logs.String()).To(ContainSubstring("rotated the enrollment CA"), "the rotation is logged, so the suite's log scan sees it")
+	g.Expect(env.Logs.String()).To(ContainSubstring("rotated the enrollment CA"), "the rotation is logged, so the suite's log scan sees it")
 
 	// Handled once: reconciling again writes nothing and rotates nothing.
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
@@ -349,7 +349,7 @@ func TestRotationByAnnotationKeepsTheOldCATrustedForTheOverlap(t *testing.T) {
 func TestARotationRequestSeenByTwoReplicasRotatesOnce(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	recA, recB := fluxevents.NewFakeRecorder(10, false), fluxevents.NewFakeRecorder(10, false)
 	a := newInstance(t, ns, recA, nil)
 	b := newInstance(t, ns, recB, nil)
@@ -382,7 +382,7 @@ func TestARotationRequestSeenByTwoReplicasRotatesOnce(t *testing.T) {
 func TestRotateReplacesTheSignerAtOnce(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	a := newInstance(t, ns, nil, nil)
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
 	oldFP := fingerprint(bundleCerts(t, getSecret(t, ns).Data["tls.crt"])[0].Raw)
@@ -399,7 +399,7 @@ func TestRotateReplacesTheSignerAtOnce(t *testing.T) {
 func TestACAPastTwoThirdsOfItsLifetimeRotatesByItself(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	recorder := fluxevents.NewFakeRecorder(10, false)
 	a := newInstance(t, ns, recorder, nil)
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
@@ -422,7 +422,7 @@ func TestRunDropsTheOldCAWhenTheOverlapEnds(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	const overlap = 2 * time.Second
 	// r runs with a long interval: only the end of the overlap can wake it.
 	r := newInstance(t, ns, nil, func(o *Options) {
@@ -472,7 +472,7 @@ func bundleCertsOrNil(ns string) []string {
 func TestTheSecretHoldsNoKeyOutsideItsKeyEntries(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	a := newInstance(t, ns, nil, nil)
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
 	g.Expect(a.Rotate(ctx)).To(Succeed())
@@ -489,7 +489,7 @@ func TestTheSecretHoldsNoKeyOutsideItsKeyEntries(t *testing.T) {
 func TestConcurrentSignsOnAStaleCacheReadTheSecretOnce(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	a := newInstance(t, ns, nil, nil)
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
 	a.clock.advance(DefaultRefreshAfter + time.Second)

@@ -19,7 +19,6 @@ package embedded
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -27,51 +26,29 @@ import (
 	"time"
 
 	fluxevents "github.com/fluxcd/pkg/runtime/events"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/events"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/credo-dev/credo/tests/controlplane"
-	"github.com/credo-dev/credo/tests/testlog"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
-var (
-	env *controlplane.Environment
-	// logs holds every log line of the CAs under test.
-	logs testlog.Buffer
-)
+// env is the control plane the CAs under test keep their Secrets on; its
+// Logs hold every log line of the CAs.
+var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	var sink io.Writer = &logs
-	if os.Getenv("CREDO_TEST_LOG") != "" {
-		sink = io.MultiWriter(&logs, os.Stderr)
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(sink), zap.UseDevMode(true), zap.Level(zapcore.Level(-5))))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var err error
-	env, err = controlplane.Start(ctx, controlplane.Options{NoControllerManager: true})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-		return 1
-	}
-	defer env.Stop()
-	code := m.Run()
+	code := testenv.Main(m, testenv.Options{ControlPlane: controlplane.Options{NoControllerManager: true}, NoManager: true},
+		func(_ context.Context, e *testenv.Env) error { env = e; return nil })
 	// No key material in any log line of any test.
-	if out := logs.String(); strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, "MIGHAgEA") {
-		fmt.Fprintln(os.Stderr, "FAIL: the CA logged key material")
-		return 1
+	if env != nil {
+		if out := env.Logs.String(); strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, "MIGHAgEA") {
+			fmt.Fprintln(os.Stderr, "FAIL: the CA logged key material")
+			code = 1
+		}
 	}
-	return code
+	os.Exit(code)
 }
 
 // countingReader counts the reads of the CA Secret, and fails them on demand.
@@ -100,16 +77,6 @@ type instance struct {
 	*CA
 	reader *countingReader
 	clock  *testClock
-}
-
-// newNamespace creates a namespace of its own for a test.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := "ca-" + rand.String(8)
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	return ns
 }
 
 // newInstance returns a CA for the Secret in ns, as a replica would build it:
