@@ -19,8 +19,6 @@ package agent
 import (
 	"bytes"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -31,7 +29,6 @@ import (
 	"io"
 	"log"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -43,53 +40,34 @@ import (
 	"time"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // testCA is a CA made for one test.
 type testCA struct {
+	ca   *testpki.Cert
 	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
 	pem  []byte
 }
 
 func newTestCA(t *testing.T, name string) *testCA {
 	t.Helper()
-	key := must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader))
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der := must(x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key))
-	cert := must(x509.ParseCertificate(der))
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	ca := testpki.Authority(t, name, testpki.NotAfter(time.Now().Add(24*time.Hour)))
+	return &testCA{ca: ca, cert: ca.Cert, pem: ca.CertPEM()}
 }
 
 // sign issues a certificate from tmpl for pub.
 func (ca *testCA) sign(t *testing.T, tmpl *x509.Certificate, pub crypto.PublicKey) *x509.Certificate {
 	t.Helper()
-	tmpl.SerialNumber = serial()
-	der := must(x509.CreateCertificate(rand.Reader, tmpl, ca.cert, pub, ca.key))
-	return must(x509.ParseCertificate(der))
+	return must(ca.ca.NewLeaf(testpki.PublicKey(pub), testpki.Template(func(c *x509.Certificate) { *c = *tmpl }))).Cert
 }
 
 // servingCert is a certificate for 127.0.0.1, as the enrollment server has.
 func (ca *testCA) servingCert(t *testing.T) *tls.Certificate {
 	t.Helper()
-	key := must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader))
-	c := ca.sign(t, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "enrollment"},
-		NotBefore:   time.Now().Add(-time.Hour),
-		NotAfter:    time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, key.Public())
-	return &tls.Certificate{Certificate: [][]byte{c.Raw}, PrivateKey: key, Leaf: c}
+	c := testpki.Leaf(t, ca.ca, testpki.Serving(), testpki.Subject(pkix.Name{CommonName: "enrollment"}))
+	cert := c.TLS()
+	return &cert
 }
 
 func (ca *testCA) writeFile(t *testing.T) string {
@@ -99,10 +77,6 @@ func (ca *testCA) writeFile(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func serial() *big.Int {
-	return must(rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120)))
 }
 
 // must returns v, or panics on err: for fixtures, where a failure is a bug of the test.

@@ -18,9 +18,6 @@ package agent
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -36,6 +33,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 func TestWriteFileAtomicReplacesTheFileAndLeavesNoTemporaryFile(t *testing.T) {
@@ -62,8 +60,8 @@ func TestWriteFileAtomicReplacesTheFileAndLeavesNoTemporaryFile(t *testing.T) {
 func TestCheckCertificateAcceptsOnlyTheWorkloadsOwnCertificate(t *testing.T) {
 	ca := newTestCA(t, "enrollment CA")
 	other := newTestCA(t, "other CA")
-	key := must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader))
-	otherKey := must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader))
+	key := testpki.Key(t)
+	otherKey := testpki.Key(t)
 	const id = "5b0c8f6e-0d7e-4b43-9a57-3f0e4c9b1a2d"
 	now := time.Now()
 	tmpl := func(mutate ...func(*x509.Certificate)) *x509.Certificate {
