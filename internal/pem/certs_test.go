@@ -21,17 +21,17 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	stdpem "encoding/pem"
-	"math/big"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // fixture holds certificates and keys generated once per test binary.
@@ -70,7 +70,7 @@ func must[T any](v T, err error) T {
 }
 
 func newECKey() *ecdsa.PrivateKey {
-	return must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader))
+	return must(testpki.NewKey())
 }
 
 type certSpec struct {
@@ -80,24 +80,21 @@ type certSpec struct {
 	notBefore, notAfter time.Time
 }
 
-var serial int64
-
+// issue makes the certificate of spec for key, signed by parent with
+// parentKey, or self-signed when parent is nil.
 func issue(spec certSpec, key crypto.Signer, parent *x509.Certificate, parentKey crypto.Signer) *x509.Certificate {
-	serial++
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serial),
-		Subject:               pkix.Name{CommonName: spec.cn, Organization: []string{"credo tests"}},
-		NotBefore:             spec.notBefore,
-		NotAfter:              spec.notAfter,
-		IsCA:                  spec.ca,
-		BasicConstraintsValid: spec.basicConstraint,
-		KeyUsage:              spec.keyUsage,
+	opts := []testpki.Option{
+		testpki.WithKey(key),
+		testpki.Subject(pkix.Name{CommonName: spec.cn, Organization: []string{"credo tests"}}),
+		testpki.Validity(spec.notBefore, spec.notAfter),
+		testpki.Template(func(c *x509.Certificate) {
+			c.IsCA, c.BasicConstraintsValid, c.KeyUsage, c.ExtKeyUsage = spec.ca, spec.basicConstraint, spec.keyUsage, nil
+		}),
 	}
 	if parent == nil {
-		parent, parentKey = tmpl, key
+		return must(testpki.NewSelfSigned(opts...)).Cert
 	}
-	der := must(x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), parentKey))
-	return must(x509.ParseCertificate(der))
+	return must((&testpki.Cert{Cert: parent, Key: parentKey}).NewLeaf(opts...)).Cert
 }
 
 func newFixture() *fixture {
