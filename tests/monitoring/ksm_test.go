@@ -21,15 +21,8 @@ package monitoring
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -40,7 +33,6 @@ import (
 	"testing"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -57,6 +49,7 @@ import (
 	"github.com/credo-dev/credo/controllers/trust"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // ksmBinary is the kube-state-metrics binary `make test-monitoring` builds
@@ -94,11 +87,11 @@ func TestKubeStateMetricsServesReadinessAndSuspendOfEveryCredoKind(t *testing.T)
 	ns := "tenant-ksm"
 	c := env.Client
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	good, key := testCA(t, "good-ca")
-	bad, _ := testCA(t, "bad-ca")
+	good, key := testpki.CA(t, "good-ca")
+	bad, _ := testpki.CA(t, "bad-ca")
 	keys := trustv1.NewContractKeys(labelDomain)
 	for name, data := range map[string][]byte{"good": good, "bad": append(append([]byte{}, bad...), key...)} {
-		g.Expect(c.Create(ctx, helmRelease(ns, name))).To(Succeed())
+		g.Expect(c.Create(ctx, testenv.HelmReleaseObject(ns, name, name, nil))).To(Succeed())
 		g.Expect(c.Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-ca", Namespace: ns,
 				Labels: map[string]string{keys.PublishCACert: "true", keys.Release: name}},
@@ -266,18 +259,6 @@ func kubeconfigWithShippedRole(ctx context.Context, t *testing.T, env *controlpl
 	return path
 }
 
-func helmRelease(ns, name string) *helmv2.HelmRelease {
-	return &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-				Chart: name, SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"},
-			}},
-		},
-	}
-}
-
 var infoType = regexp.MustCompile(`(?m)^# TYPE (\S+) info$`)
 
 // scrape reads kube-state-metrics' /metrics and parses it as Prometheus
@@ -363,29 +344,4 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// testCA returns a self-signed CA certificate valid for a year and its
-// private key, PEM encoded.
-func testCA(t *testing.T, cn string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
