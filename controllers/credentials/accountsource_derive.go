@@ -30,7 +30,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	"github.com/credo-dev/credo/internal/account"
 )
 
 // errUnsupportedSource refuses source kinds that are named in the API but not built.
@@ -130,7 +129,7 @@ func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, held map
 				fmt.Sprintf("HelmRelease %s/%s: username %s (sources[%d]) is refused: %s", hr.Namespace, hr.Name, quoteKey(c.username), c.entry, err.Error())})
 			continue
 		}
-		secret := account.SecretName(hr.Name, c.username)
+		secret := credv1.AccountSecretName(hr.Name, c.username)
 		if first, ok := taken[secret]; ok {
 			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason,
 				fmt.Sprintf("HelmRelease %s/%s: username %s (sources[%d]) maps to Secret %s of username %s (sources[%d]%s); no account is created for it",
@@ -176,7 +175,7 @@ const entryLabel = "credentials.credo.dev/source-entry"
 func deriveAccount(src *credv1.AccountSource, hr *helmv2.HelmRelease, entry int, t credv1.AccountTemplate, username string) *credv1.CredentialAccount {
 	a := &credv1.CredentialAccount{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      hr.Name + "-" + account.DNSName(username),
+			Name:      hr.Name + "-" + credv1.DNSName(username),
 			Namespace: hr.Namespace,
 			Labels: map[string]string{
 				credv1.SourceLabel:  src.Name,
@@ -256,7 +255,7 @@ func reservedUsername(src *credv1.AccountSource, hr *helmv2.HelmRelease, secretN
 			usernames, _ = valuesMapKeys(hr, entry.ValuesMap.Path)
 		}
 		for _, u := range usernames {
-			if account.SecretName(hr.Name, u) == secretName {
+			if credv1.AccountSecretName(hr.Name, u) == secretName {
 				return u
 			}
 		}

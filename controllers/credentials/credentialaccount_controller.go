@@ -192,7 +192,7 @@ func (r *CredentialAccountReconciler) format(acct *credv1.CredentialAccount) (ve
 // account, whatever it is named, whenever it is created and whatever is
 // written on the Secret, nor a tenant account already holding its Secret.
 func (r *CredentialAccountReconciler) checkAccountCollision(ctx context.Context, acct *credv1.CredentialAccount) error {
-	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	name := acct.SecretName()
 	var list credv1.CredentialAccountList
 	if err := r.List(ctx, &list, client.InNamespace(acct.Namespace), client.MatchingFields{accountSecretIndex: name}); err != nil {
 		return fmt.Errorf("listing accounts: %w", err)
@@ -233,7 +233,7 @@ func (r *CredentialAccountReconciler) checkReserved(ctx context.Context, acct *c
 	if err := r.List(ctx, &sources); err != nil {
 		return fmt.Errorf("listing AccountSources: %w", err)
 	}
-	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	name := acct.SecretName()
 	for i := range sources.Items {
 		src := &sources.Items[i]
 		if ok, err := sourceSelects(src, hr); err != nil || !ok {

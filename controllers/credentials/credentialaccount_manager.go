@@ -32,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	"github.com/credo-dev/credo/internal/account"
 )
 
 const (
@@ -52,7 +51,7 @@ func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr 
 		if !ok {
 			return nil
 		}
-		return []string{account.SecretName(a.Spec.Release, a.Spec.Username)}
+		return []string{a.SecretName()}
 	}); err != nil {
 		return fmt.Errorf("indexing %s: %w", accountSecretIndex, err)
 	}

@@ -29,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/verifier"
 	"github.com/credo-dev/credo/tests/testenv"
 )
@@ -93,7 +92,7 @@ func TestTamperedPlatformVerifierIsRepairedFromTheKeptPassword(t *testing.T) {
 	before := testenv.CounterValue(g, "credo_credential_verifiers_tampered_total", map[string]string{"namespace": ns})
 	g.Eventually(func() error {
 		var s corev1.Secret
-		if err := intruder.Get(ctx, client.ObjectKey{Namespace: ns, Name: account.SecretName("pg", "postgres")}, &s); err != nil {
+		if err := intruder.Get(ctx, client.ObjectKey{Namespace: ns, Name: credv1.AccountSecretName("pg", "postgres")}, &s); err != nil {
 			return err
 		}
 		s.Data[credv1.PasswordKey] = []byte(forged)
@@ -102,7 +101,7 @@ func TestTamperedPlatformVerifierIsRepairedFromTheKeptPassword(t *testing.T) {
 
 	g.Eventually(func(g Gomega) {
 		var s corev1.Secret
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: account.SecretName("pg", "postgres")}, &s)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: credv1.AccountSecretName("pg", "postgres")}, &s)).To(Succeed())
 		g.Expect(verifier.Matches(f, "postgres", password, string(s.Data[credv1.PasswordKey]))).To(BeTrue(),
 			"the stored verifier is the kept password's again (values not printed)")
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
@@ -128,7 +127,7 @@ func TestOfTwoUsernamesMappingToOneSecretTheHolderKeepsIt(t *testing.T) {
 
 	accountWith(g, ns, "two", accountReason(credv1.SecretFailedCondition, credv1.AccountCollisionReason))
 	var s corev1.Secret
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: account.SecretName("db", "app.user")}, &s)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: credv1.AccountSecretName("db", "app.user")}, &s)).To(Succeed())
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(one), one)).To(Succeed())
 	g.Expect(s.Annotations).To(HaveKeyWithValue(testAccountKeys.AccountUID, string(one.UID)))
 	g.Expect(string(s.Data[credv1.UsernameKey])).To(Equal("App_User"))
@@ -158,7 +157,7 @@ func TestDeletedPlatformSecretComesBackWithTheKeptPassword(t *testing.T) {
 	password := string(kept.Data[credv1.PasswordKey])
 	f, err := verifier.Lookup(verifier.SCRAMSHA256)
 	g.Expect(err).NotTo(HaveOccurred())
-	key := client.ObjectKey{Namespace: ns, Name: account.SecretName("pg", "postgres")}
+	key := client.ObjectKey{Namespace: ns, Name: credv1.AccountSecretName("pg", "postgres")}
 
 	// Held by a finalizer while it is deleted: awaited.
 	var s corev1.Secret

@@ -102,7 +102,7 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 // (a platform account retries, and reclaims it); a new one is counted and
 // recorded in an event.
 func (r *CredentialAccountReconciler) created(acct *credv1.CredentialAccount, s *corev1.Secret, err error) (*corev1.Secret, error) {
-	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	name := acct.SecretName()
 	switch {
 	case errors.Is(err, account.ErrExists) && acct.GetOwner() == credv1.OwnerPlatform:
 		// Still being deleted, or planted meanwhile: the next attempt reclaims it.

@@ -38,7 +38,7 @@ var gitOpsOwnerLabels = []string{"kustomize.toolkit.fluxcd.io/name", "helm.toolk
 func valuesRef(acct *credv1.CredentialAccount) helmv2.ValuesReference {
 	return helmv2.ValuesReference{
 		Kind:       "Secret",
-		Name:       account.SecretName(acct.Spec.Release, acct.Spec.Username),
+		Name:       acct.SecretName(),
 		ValuesKey:  credv1.PasswordKey,
 		TargetPath: acct.Spec.ValuesFrom.TargetPath,
 	}
@@ -87,7 +87,7 @@ func (r *CredentialAccountReconciler) removeValues(ctx context.Context, acct *cr
 	if err := r.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, &hr); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	want := helmv2.ValuesReference{Kind: "Secret", Name: account.SecretName(acct.Spec.Release, acct.Spec.Username), ValuesKey: credv1.PasswordKey}
+	want := helmv2.ValuesReference{Kind: "Secret", Name: acct.SecretName(), ValuesKey: credv1.PasswordKey}
 	if len(withoutAccount(hr.Spec.ValuesFrom, want)) == len(hr.Spec.ValuesFrom) {
 		return nil
 	}

@@ -57,7 +57,7 @@ func (o *Operations) Account(ctx context.Context, namespace, name string) (*acce
 		return nil, apierrors.NewNotFound(accountsResource, name)
 	}
 	s := secretMetadata()
-	secretName := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	secretName := acct.SecretName()
 	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, s); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return nil, apierrors.NewInternalError(fmt.Errorf("reading Secret %s: %w", secretName, err))
@@ -105,7 +105,7 @@ func (o *Operations) Accounts(ctx context.Context, namespace string, lsel labels
 			(fsel != nil && !fsel.Matches(fields.Set{"metadata.name": a.Name, "metadata.namespace": a.Namespace})) {
 			continue
 		}
-		key := client.ObjectKey{Namespace: a.Namespace, Name: account.SecretName(a.Spec.Release, a.Spec.Username)}
+		key := client.ObjectKey{Namespace: a.Namespace, Name: a.SecretName()}
 		out.Items = append(out.Items, *o.view(a, byKey[key]))
 	}
 	return out, nil
@@ -139,7 +139,7 @@ func (o *Operations) view(acct *credv1.CredentialAccount, s *metav1.PartialObjec
 			Format:     acct.Spec.Format.Name,
 			FormatKind: string(acct.GetFormatKind()),
 		},
-		Status: accessv1.AccountStatus{SecretName: account.SecretName(acct.Spec.Release, acct.Spec.Username)},
+		Status: accessv1.AccountStatus{SecretName: acct.SecretName()},
 	}
 	v.SetGroupVersionKind(accessv1.GroupVersion.WithKind("Account"))
 	origin, history := acct.Status.Origin, acct.Status.History

@@ -72,7 +72,7 @@ func TestSubresourceMint(t *testing.T) {
 	g.Expect(m2.Status.Password != m.Status.Password).To(BeTrue(), "a new password (values not printed)")
 
 	// Another account in the body than in the URL is refused, whatever exists.
-	otherBefore := secretOf(g, ns, account.SecretName("other", "reader"))
+	otherBefore := secretOf(g, ns, credv1.AccountSecretName("other", "reader"))
 	dbBefore := secretOf(g, ns, before.Name)
 	m3, err := mintAccount(ctx, c, ns, "db", "other", "")
 	g.Expect(apierrors.IsBadRequest(err)).To(BeTrue(), "got %v", err)

@@ -36,7 +36,6 @@ import (
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
@@ -75,7 +74,7 @@ func newAccount(t testing.TB, ns, name, username, format string, owner credv1.Ac
 	if err := platform.Create(ctx, a); err != nil {
 		t.Fatalf("creating CredentialAccount: %v", err)
 	}
-	key := client.ObjectKey{Namespace: ns, Name: account.SecretName(name, username)}
+	key := client.ObjectKey{Namespace: ns, Name: credv1.AccountSecretName(name, username)}
 	var s corev1.Secret
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -147,7 +147,7 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 
 	now := o.now()
 	w := o.writer(now)
-	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	name := acct.SecretName()
 	s, err := w.Read(ctx, acct)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -239,10 +239,10 @@ func (o *Operations) platformAccountAt(ctx context.Context, acct *credv1.Credent
 	if err := reader.List(ctx, &list, client.InNamespace(acct.Namespace)); err != nil {
 		return "", apierrors.NewInternalError(fmt.Errorf("listing CredentialAccounts: %w", err))
 	}
-	name := account.SecretName(acct.Spec.Release, acct.Spec.Username)
+	name := acct.SecretName()
 	for i := range list.Items {
 		a := &list.Items[i]
-		if a.UID != acct.UID && a.GetOwner() == credv1.OwnerPlatform && account.SecretName(a.Spec.Release, a.Spec.Username) == name {
+		if a.UID != acct.UID && a.GetOwner() == credv1.OwnerPlatform && a.SecretName() == name {
 			return a.Name, nil
 		}
 	}

@@ -31,7 +31,6 @@ import (
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/accessapi"
-	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
@@ -42,7 +41,7 @@ func TestForeignSecretIsNeverWritten(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	foreign := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: account.SecretName("db", "app"), Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: credv1.AccountSecretName("db", "app"), Namespace: ns},
 		StringData: map[string]string{"password": "someone else's"},
 	}
 	g.Expect(platform.Create(ctx, foreign, client.FieldOwner("another-tool"))).To(Succeed())

@@ -37,7 +37,6 @@ import (
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/controllers/credentials"
-	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
@@ -116,7 +115,7 @@ func TestTenantValuesKeyCannotTakeOverAPlatformAccount(t *testing.T) {
 	}
 	g.Expect(platform.Create(ctx, hr)).To(Succeed())
 
-	secretName := account.SecretName("main", "postgres")
+	secretName := credv1.AccountSecretName("main", "postgres")
 	var stored []byte
 	g.Eventually(func(g Gomega) {
 		s := secretOf(g, ns, secretName)
@@ -289,7 +288,7 @@ func mustFormat(g Gomega, name string) verifier.Format {
 func platformVerifierRestored(g Gomega, ns string, acct *credv1.CredentialAccount, format string) {
 	g.Eventually(func(g Gomega) {
 		kept := keptPassword(g, acct)
-		s := secretOf(g, ns, account.SecretName(acct.Spec.Release, acct.Spec.Username))
+		s := secretOf(g, ns, acct.SecretName())
 		g.Expect(verifier.Matches(mustFormat(g, format), acct.Spec.Username, string(kept.Data[credv1.PasswordKey]), string(s.Data[credv1.PasswordKey]))).
 			To(BeTrue(), "the stored verifier is the kept password's (values not printed)")
 		g.Expect(s.Annotations).To(HaveKeyWithValue(keys.AccountUID, string(acct.UID)))
@@ -380,7 +379,7 @@ func TestTenantCannotPreClaimAReservedPlatformUsername(t *testing.T) {
 	m, err := mintAccount(ctx, tenant, ns, "main-postgres", "", "")
 	g.Expect(apierrors.IsConflict(err) || apierrors.IsForbidden(err)).To(BeTrue(), "minting a reserved name: %v", err)
 	g.Expect(m.Status.Password).To(BeEmpty())
-	err = platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: account.SecretName("main", "postgres")}, &corev1.Secret{})
+	err = platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: credv1.AccountSecretName("main", "postgres")}, &corev1.Secret{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no Secret was written at the reserved name: %v", err)
 
 	// Without the reservation, the account is the tenant's.
@@ -451,7 +450,7 @@ func TestTenantCannotSquatAPlatformAccountName(t *testing.T) {
 		g.Expect(a.Spec.Owner).To(Equal(credv1.OwnerPlatform))
 		g.Expect(a.Spec.Username).To(Equal("postgres"))
 		g.Expect(conditions.IsReady(&a)).To(BeTrue())
-		s := secretOf(g, ns, account.SecretName("main", "postgres"))
+		s := secretOf(g, ns, credv1.AccountSecretName("main", "postgres"))
 		g.Expect(s.Annotations).To(HaveKeyWithValue(keys.AccountUID, string(a.UID)))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 	g.Eventually(func(g Gomega) {

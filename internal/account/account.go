@@ -55,38 +55,6 @@ func GeneratePassword() (string, error) {
 	return b.String(), nil
 }
 
-// DNSName maps a username to a DNS label: lower-cased, every character
-// outside [a-z0-9-] replaced by '-', trimmed of leading and trailing '-'.
-// Two usernames can map to one name ("App_User" and "app.user"): callers
-// must treat that as a collision.
-func DNSName(username string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(username) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	s := strings.Trim(b.String(), "-")
-	if s == "" {
-		s = "user"
-	}
-	return s
-}
-
-// SecretName returns <release>.<dns(username)>.account, shortened with a
-// hash of the username when it would exceed 253 characters.
-func SecretName(release, username string) string {
-	name := release + "." + DNSName(username) + credv1.AccountSecretSuffix
-	if len(name) <= 253 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(username))
-	keep := 253 - len(release) - len(credv1.AccountSecretSuffix) - 2 - 12
-	return release + "." + strings.Trim(DNSName(username)[:keep], "-") + "-" + hex.EncodeToString(sum[:])[:12] + credv1.AccountSecretSuffix
-}
-
 // LabelValue fits a name into a label value (63 characters), replacing the
 // tail of a longer one by a hash.
 func LabelValue(s string) string {
@@ -101,7 +69,7 @@ func LabelValue(s string) string {
 // platform namespace: <namespace>.<account secret name>, shortened with a
 // hash when it would exceed 253 characters.
 func KeptSecretName(acct *credv1.CredentialAccount) string {
-	name := acct.Namespace + "." + SecretName(acct.Spec.Release, acct.Spec.Username)
+	name := acct.Namespace + "." + acct.SecretName()
 	if len(name) <= 253 {
 		return name
 	}

@@ -17,7 +17,6 @@ limitations under the License.
 package account
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -25,18 +24,6 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 )
-
-func TestSecretNameMapsUsernamesToDNS(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(SecretName("pg", "app")).To(Equal("pg.app.account"))
-	g.Expect(SecretName("pg", "App_User@example.com")).To(Equal("pg.app-user-example-com.account"))
-	g.Expect(SecretName("pg", "App_User")).To(Equal(SecretName("pg", "app.user")), "a mapping collision the controller must detect")
-	g.Expect(SecretName("pg", "--")).To(Equal("pg.user.account"))
-	long := SecretName("pg", strings.Repeat("a", 300))
-	g.Expect(len(long)).To(BeNumerically("<=", 253))
-	g.Expect(long).To(HaveSuffix(".account"))
-	g.Expect(long).NotTo(Equal(SecretName("pg", strings.Repeat("a", 299))))
-}
 
 func TestGeneratePasswordIsLongAndRandom(t *testing.T) {
 	g := NewWithT(t)

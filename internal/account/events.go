@@ -26,7 +26,7 @@ func EventMetadata(acct *credv1.CredentialAccount, extra ...string) map[string]s
 	md := map[string]string{
 		credv1.EventReleaseKey:  acct.Spec.Release,
 		credv1.EventUsernameKey: acct.Spec.Username,
-		credv1.EventSecretKey:   SecretName(acct.Spec.Release, acct.Spec.Username),
+		credv1.EventSecretKey:   acct.SecretName(),
 		credv1.EventOwnerKey:    string(acct.GetOwner()),
 	}
 	for i := 0; i+1 < len(extra); i += 2 {

@@ -58,7 +58,7 @@ func (w *Writer) Create(ctx context.Context, acct *credv1.CredentialAccount, hr 
 		return nil, err
 	}
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: SecretName(acct.Spec.Release, acct.Spec.Username), Namespace: acct.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: acct.SecretName(), Namespace: acct.Namespace,
 			Annotations: map[string]string{}},
 		Type: corev1.SecretTypeBasicAuth,
 		Data: map[string][]byte{credv1.UsernameKey: []byte(acct.Spec.Username)},

@@ -89,7 +89,7 @@ func controllerWrites(t *testing.T, c client.Client) {
 		f, err := verifier.Lookup(verifier.SHA256Hex)
 		g.Expect(err).NotTo(HaveOccurred())
 		planted := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: SecretName(acct.Spec.Release, acct.Spec.Username), Namespace: acct.Namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: acct.SecretName(), Namespace: acct.Namespace},
 			Type:       corev1.SecretTypeBasicAuth,
 			Data:       map[string][]byte{credv1.PasswordKey: []byte("planted"), "extra": []byte("x")},
 		}

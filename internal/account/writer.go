@@ -97,7 +97,7 @@ type Writer struct {
 // Read returns the account Secret of acct, read uncached; nil, without
 // error, when there is none.
 func (w *Writer) Read(ctx context.Context, acct *credv1.CredentialAccount) (*corev1.Secret, error) {
-	return w.read(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: SecretName(acct.Spec.Release, acct.Spec.Username)})
+	return w.read(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.SecretName()})
 }
 
 func (w *Writer) read(ctx context.Context, key client.ObjectKey) (*corev1.Secret, error) {

@@ -71,7 +71,7 @@ func namespaced(t *testing.T, c client.Client, owner credv1.AccountOwner) (*Writ
 func created(t *testing.T, g Gomega, w *Writer, acct *credv1.CredentialAccount) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: SecretName(acct.Spec.Release, acct.Spec.Username), Namespace: acct.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: acct.SecretName(), Namespace: acct.Namespace,
 			Labels: map[string]string{w.Keys.Account: acct.Name},
 			Annotations: map[string]string{w.Keys.AccountUID: string(acct.UID), w.Keys.Origin: string(credv1.OriginNotIssued),
 				w.Keys.History: History(nil).Append(credv1.OriginNotIssued, "credo", time.Now()).String()}},

@@ -58,7 +58,7 @@ func entry(manager string, op metav1.ManagedFieldsOperationType, fields string) 
 func accountSecret(acct *credv1.CredentialAccount) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: SecretName(acct.Spec.Release, acct.Spec.Username), Namespace: acct.Namespace, ResourceVersion: "42",
+			Name: acct.SecretName(), Namespace: acct.Namespace, ResourceVersion: "42",
 			Labels: map[string]string{testKeys.Account: acct.Name, "team": "a"},
 			Annotations: map[string]string{testKeys.AccountUID: string(acct.UID), testKeys.Origin: "Minted",
 				testKeys.History: History(nil).Append(credv1.OriginMinted, "jane", time.Unix(100, 0)).String()},

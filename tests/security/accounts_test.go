@@ -56,16 +56,16 @@ func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
 	}
 	// Policies are enforced a moment after they are created.
 	g.Eventually(func() error {
-		return tenant.Create(ctx, planted(account.SecretName("probe", "x"), nil), client.DryRunAll)
+		return tenant.Create(ctx, planted(credv1.AccountSecretName("probe", "x"), nil), client.DryRunAll)
 	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
-	expectRefused(g, tenant.Create(ctx, planted(account.SecretName("pg", "postgres"), nil)), "creating pg.postgres.account")
-	expectRefused(g, tenant.Create(ctx, planted(account.SecretName("pg", "postgres"), nil), client.FieldOwner(account.FieldOwner)),
+	expectRefused(g, tenant.Create(ctx, planted(credv1.AccountSecretName("pg", "postgres"), nil)), "creating pg.postgres.account")
+	expectRefused(g, tenant.Create(ctx, planted(credv1.AccountSecretName("pg", "postgres"), nil), client.FieldOwner(account.FieldOwner)),
 		"creating pg.postgres.account under the credential-controller's field manager")
 	expectRefused(g, tenant.Create(ctx, planted("lookalike", map[string]string{accountKeys.AccountUID: "0d1c3f5e-forged"})),
 		"creating a Secret claiming an account's UID")
 
 	// An account Secret credo wrote.
-	written := planted(account.SecretName("pg", "app"), map[string]string{accountKeys.AccountUID: "5b7e-account", accountKeys.Origin: string(credv1.OriginNotIssued)})
+	written := planted(credv1.AccountSecretName("pg", "app"), map[string]string{accountKeys.AccountUID: "5b7e-account", accountKeys.Origin: string(credv1.OriginNotIssued)})
 	g.Expect(credo.Create(ctx, written, client.FieldOwner(account.FieldOwner))).To(Succeed(), "credo's ServiceAccount is admitted")
 	var cur corev1.Secret
 	g.Expect(tenant.Get(ctx, client.ObjectKeyFromObject(written), &cur)).To(Succeed())

@@ -63,7 +63,7 @@ func admissionPolicy(t *testing.T) {
 	tenant := secretWriter(t, ns, "probe")
 	g.Eventually(func() error {
 		return tenant.Create(context.Background(), &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns, Labels: publishLabels("probe")},
+			ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns, Labels: keys.PublishLabels("probe")},
 		}, client.DryRunAll)
 	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
 }
@@ -87,7 +87,7 @@ func TestTenantCannotForgeOrWithdrawALabelLegSource(t *testing.T) {
 	tenant := secretWriter(t, ns, "mallory")
 
 	forged := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "forged-ca", Namespace: ns, Labels: publishLabels("pg")},
+		ObjectMeta: metav1.ObjectMeta{Name: "forged-ca", Namespace: ns, Labels: keys.PublishLabels("pg")},
 		Data:       map[string][]byte{"ca.crt": testCA(t, "forged")},
 	}
 	expectRefused(g, tenant.Create(ctx, forged), "creating a labelled Secret")
@@ -97,7 +97,7 @@ func TestTenantCannotForgeOrWithdrawALabelLegSource(t *testing.T) {
 	plain := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: ns}, Data: map[string][]byte{"ca.crt": testCA(t, "plain")}}
 	g.Expect(tenant.Create(ctx, plain)).To(Succeed(), "Secrets without the labels are the tenant's business")
 	labelled := plain.DeepCopy()
-	labelled.Labels = publishLabels("pg")
+	labelled.Labels = keys.PublishLabels("pg")
 	expectRefused(g, tenant.Update(ctx, labelled), "labelling an existing Secret")
 
 	// The operator's source: the tenant may neither replace its certificate
@@ -115,7 +115,7 @@ func TestTenantCannotForgeOrWithdrawALabelLegSource(t *testing.T) {
 	metav1.SetMetaDataAnnotation(&rekeyed.ObjectMeta, keys.Key, "tls.crt")
 	expectRefused(g, tenant.Update(ctx, rekeyed), "changing the key a published source lifts")
 	second := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "mongo-second-ca", Namespace: ns, Labels: publishLabels("mongo")},
+		ObjectMeta: metav1.ObjectMeta{Name: "mongo-second-ca", Namespace: ns, Labels: keys.PublishLabels("mongo")},
 		Data:       map[string][]byte{"ca.crt": testCA(t, "second")},
 	}
 	expectRefused(g, tenant.Create(ctx, second), "a second claim on a published release, which would freeze it in AmbiguousSource")
@@ -137,7 +137,7 @@ func TestNamedIdentitiesPublish(t *testing.T) {
 	ns := newNamespace(t)
 	publishedAnchor(t, ns, "redis")
 	g.Expect(userClient(t, trustControllerUser, trustControllerGroups...).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "enrollment-ca", Namespace: ns, Labels: publishLabels("credo")},
+		ObjectMeta: metav1.ObjectMeta{Name: "enrollment-ca", Namespace: ns, Labels: keys.PublishLabels("credo")},
 		Data:       map[string][]byte{"ca.crt": testCA(t, "enrollment")},
 	}, client.DryRunAll)).To(Succeed())
 }
@@ -215,7 +215,7 @@ func TestPublishersAreExtendedThroughTheParameters(t *testing.T) {
 	strimzi := userClient(t, user, groups...)
 	publish := func() error {
 		return strimzi.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "kafka-cluster-ca-cert", Namespace: ns, Labels: publishLabels("kafka")},
+			ObjectMeta: metav1.ObjectMeta{Name: "kafka-cluster-ca-cert", Namespace: ns, Labels: keys.PublishLabels("kafka")},
 			Data:       map[string][]byte{"ca.crt": testCA(t, "kafka")},
 		}, client.DryRunAll)
 	}
