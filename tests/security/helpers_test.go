@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
@@ -33,6 +32,8 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // newNamespace creates a tenant namespace.
@@ -103,23 +104,13 @@ func grantSecrets(t *testing.T, ns, name string, subject rbacv1.Subject) {
 // newRelease creates a HelmRelease named name in ns.
 func newRelease(t *testing.T, ns, name string) {
 	t.Helper()
-	NewWithT(t).Expect(env.Client.Create(context.Background(), &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-				Chart: name, SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"},
-			}},
-		},
-	})).To(Succeed())
+	NewWithT(t).Expect(env.Client.Create(context.Background(), testenv.HelmReleaseObject(ns, name, name, nil))).To(Succeed())
 }
-
 
 // testCA returns a fresh CA certificate (PEM, no key).
 func testCA(t *testing.T, cn string) []byte {
 	t.Helper()
-	cert, err := controlplane.SelfSignedCA(cn)
-	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	cert, _ := testpki.CA(t, cn)
 	return cert
 }
 

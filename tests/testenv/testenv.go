@@ -65,11 +65,19 @@ type Options struct {
 	ControlPlane controlplane.Options
 	// ControllerName names the events' reporting controller.
 	ControllerName string
+	// Scheme is the manager's scheme; the control plane's when nil.
+	Scheme *runtime.Scheme
 	// ConfigureCache sets the manager's cache options, as the binary's
 	// ConfigureCache does; nil leaves controller-runtime's defaults.
 	ConfigureCache func(*ctrl.Options, shard.Shard)
 	// NoManager starts the control plane only.
 	NoManager bool
+	// User, when set, is who the manager authenticates as (with Groups),
+	// instead of the control plane's administrator: a controller's
+	// ServiceAccount, held to the RBAC the suite's setup binds to it.
+	User string
+	// Groups are User's groups.
+	Groups []string
 	// LogLevel is the zap level of the logger; debug (-5) when zero.
 	LogLevel zapcore.Level
 }
@@ -105,7 +113,18 @@ func Main(m *testing.M, opts Options, setup func(ctx context.Context, env *Env) 
 		if name == "" {
 			name = "credo-test"
 		}
-		if env.Setup, err = NewSetup(cp.Config, cp.Scheme, name, opts.ConfigureCache); err != nil {
+		scheme := opts.Scheme
+		if scheme == nil {
+			scheme = cp.Scheme
+		}
+		cfg := cp.Config
+		if opts.User != "" {
+			if cfg, err = cp.UserConfig(opts.User, opts.Groups); err != nil {
+				fmt.Fprintf(os.Stderr, "the manager's user: %v\n", err)
+				return 1
+			}
+		}
+		if env.Setup, err = NewSetup(cfg, scheme, name, opts.ConfigureCache); err != nil {
 			fmt.Fprintf(os.Stderr, "%v\n", err)
 			return 1
 		}
@@ -123,7 +142,10 @@ func Main(m *testing.M, opts Options, setup func(ctx context.Context, env *Env) 
 				fmt.Fprintf(os.Stderr, "manager: %v\n", err)
 			}
 		}()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
+		syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
+		synced := mgr.GetCache().WaitForCacheSync(syncCtx)
+		syncCancel()
+		if !synced {
 			fmt.Fprintln(os.Stderr, "the manager's cache did not sync")
 			return 1
 		}
