@@ -23,11 +23,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/credo-dev/credo/internal/release"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/utils/ptr"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 )
@@ -40,19 +40,7 @@ var errInvalidSelector = errors.New("invalid releaseSelector")
 
 // sourceSelects reports whether the AccountSource applies to the release.
 func sourceSelects(src *credv1.AccountSource, hr *helmv2.HelmRelease) (bool, error) {
-	if src.Spec.Chart != "" && (hr.Spec.Chart == nil || hr.Spec.Chart.Spec.Chart != src.Spec.Chart) {
-		return false, nil
-	}
-	if src.Spec.ReleaseSelector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(src.Spec.ReleaseSelector)
-		if err != nil {
-			return false, fmt.Errorf("releaseSelector: %w", err)
-		}
-		if !sel.Matches(labels.Set(hr.Labels)) {
-			return false, nil
-		}
-	}
-	return src.Spec.Chart != "" || src.Spec.ReleaseSelector != nil, nil
+	return release.Rule{Chart: src.Spec.Chart, ReleaseSelector: src.Spec.ReleaseSelector}.Selects(hr, nil)
 }
 
 // derivation is what an AccountSource derives from one release.
@@ -182,10 +170,7 @@ func deriveAccount(src *credv1.AccountSource, hr *helmv2.HelmRelease, entry int,
 				credv1.ReleaseLabel: hr.Name,
 				entryLabel:          fmt.Sprint(entry),
 			},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind,
-				Name: hr.Name, UID: hr.UID, BlockOwnerDeletion: ptr.To(false),
-			}},
+			OwnerReferences: []metav1.OwnerReference{release.OwnerReference(hr)},
 		},
 		Spec: credv1.CredentialAccountSpec{
 			Release:      hr.Name,

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/credo-dev/credo/internal/release"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -165,30 +167,12 @@ func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *he
 // TrustSourceSelects reports whether the rule applies to the release. nsLabels
 // are the labels of the release's namespace (needed only with a namespace selector).
 func TrustSourceSelects(ts *trustv1.TrustSource, hr *helmv2.HelmRelease, nsLabels labels.Set) (bool, error) {
-	if ts.Spec.Chart != "" {
-		if hr.Spec.Chart == nil || hr.Spec.Chart.Spec.Chart != ts.Spec.Chart {
-			return false, nil
-		}
-	}
-	if ts.Spec.ReleaseSelector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(ts.Spec.ReleaseSelector)
-		if err != nil {
-			return false, fmt.Errorf("releaseSelector: %w", err)
-		}
-		if !sel.Matches(labels.Set(hr.Labels)) {
-			return false, nil
-		}
-	}
-	if ts.Spec.NamespaceSelector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(ts.Spec.NamespaceSelector)
-		if err != nil {
-			return false, fmt.Errorf("namespaceSelector: %w", err)
-		}
-		if !sel.Matches(nsLabels) {
-			return false, nil
-		}
-	}
-	return ts.Spec.Chart != "" || ts.Spec.ReleaseSelector != nil, nil
+	return ruleOf(ts).Selects(hr, nsLabels)
+}
+
+// ruleOf is what the TrustSource selects releases by.
+func ruleOf(ts *trustv1.TrustSource) release.Rule {
+	return release.Rule{Chart: ts.Spec.Chart, ReleaseSelector: ts.Spec.ReleaseSelector, NamespaceSelector: ts.Spec.NamespaceSelector}
 }
 
 // namespaceLabels reads a namespace's labels from the metadata cache.

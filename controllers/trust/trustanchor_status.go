@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/credo-dev/credo/internal/release"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
@@ -132,13 +134,10 @@ func (r *TrustAnchorReconciler) checkCertificates(ta *trustv1.TrustAnchor, bundl
 func (r *TrustAnchorReconciler) createDiscovered(ctx context.Context, hr *helmv2.HelmRelease, c candidate) error {
 	ta := &trustv1.TrustAnchor{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        hr.Name,
-			Namespace:   hr.Namespace,
-			Annotations: map[string]string{trustv1.DiscoveredByAnnotation: c.discoveredBy()},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind,
-				Name: hr.Name, UID: hr.UID, BlockOwnerDeletion: ptr.To(false),
-			}},
+			Name:            hr.Name,
+			Namespace:       hr.Namespace,
+			Annotations:     map[string]string{trustv1.DiscoveredByAnnotation: c.discoveredBy()},
+			OwnerReferences: []metav1.OwnerReference{release.OwnerReference(hr)},
 		},
 		Spec: trustv1.TrustAnchorSpec{Release: hr.Name, Source: c.source},
 	}

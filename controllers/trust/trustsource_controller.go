@@ -18,7 +18,6 @@ package trust
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -73,7 +72,7 @@ func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	var matched int32
-	selErr := validateSelectors(&ts)
+	selErr := ruleOf(&ts).Validate()
 	nsLabels := map[string]labels.Set{}
 	for i := range hrs.Items {
 		if selErr != nil {
@@ -136,20 +135,4 @@ func (r *TrustSourceReconciler) allTrustSources(ctx context.Context, _ client.Ob
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ts)})
 	}
 	return reqs
-}
-
-// validateSelectors parses the rule's selectors, whether or not any release
-// would reach them.
-func validateSelectors(ts *trustv1.TrustSource) error {
-	for name, sel := range map[string]*metav1.LabelSelector{
-		"releaseSelector": ts.Spec.ReleaseSelector, "namespaceSelector": ts.Spec.NamespaceSelector,
-	} {
-		if sel == nil {
-			continue
-		}
-		if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	return nil
 }

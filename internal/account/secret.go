@@ -20,10 +20,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/credo-dev/credo/internal/release"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
@@ -154,10 +155,7 @@ func (k Keys) stampMetadata(s *corev1.Secret, acct *credv1.CredentialAccount, hr
 	if acct.Spec.ValuesFrom != nil {
 		s.Labels[HelmWatchLabel] = "Enabled"
 	}
-	s.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind,
-		Name: hr.Name, UID: hr.UID, BlockOwnerDeletion: ptr.To(false),
-	}}
+	s.OwnerReferences = []metav1.OwnerReference{release.OwnerReference(hr)}
 }
 
 // ownedOnlyBy reports whether every owner reference of s is to hr.

@@ -19,12 +19,13 @@ package projection
 import (
 	"fmt"
 
+	hrelease "github.com/credo-dev/credo/internal/release"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/ssa/normalize"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/pem"
@@ -36,16 +37,10 @@ func (w *Writer) desired(namespace string, release *helmv2.HelmRelease, bundle *
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      release.Name + trustv1.ProjectionSuffix,
-			Namespace: namespace,
-			Labels:    map[string]string{w.TenantCALabel: "true"},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion:         helmv2.GroupVersion.String(),
-				Kind:               helmv2.HelmReleaseKind,
-				Name:               release.Name,
-				UID:                release.UID,
-				BlockOwnerDeletion: ptr.To(false),
-			}},
+			Name:            trustv1.ProjectionName(release.Name),
+			Namespace:       namespace,
+			Labels:          map[string]string{w.TenantCALabel: "true"},
+			OwnerReferences: []metav1.OwnerReference{hrelease.OwnerReference(release)},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{trustv1.ProjectionKey: bundle.PEM},

@@ -247,7 +247,10 @@ func (in *TrustAnchor) GetSourceKey() string {
 }
 
 // ProjectionName returns the name of the projected Secret.
-func (in *TrustAnchor) ProjectionName() string { return in.Spec.Release + ProjectionSuffix }
+func (in *TrustAnchor) ProjectionName() string { return ProjectionName(in.Spec.Release) }
+
+// ProjectionName is the name of release's projection: <release>.tenant-ca.
+func ProjectionName(release string) string { return release + ProjectionSuffix }
 
 // +kubebuilder:object:root=true
 
