@@ -18,8 +18,6 @@ package certmanager
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
@@ -38,6 +36,7 @@ import (
 
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 const (
@@ -76,10 +75,7 @@ func newCA(t *testing.T, ns, issuerName string, mutate func(*Options)) *CA {
 // newRequest is what the enrollment server passes: a checked CSR whose only SAN is the workload URI.
 func newRequest(t *testing.T, ttl time.Duration) ca.SigningRequest {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := testpki.Key(t)
 	uri := enrollapi.WorkloadURI(testUUID)
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{URIs: []*url.URL{uri}}, key)
 	if err != nil {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 const testUUID = "0b6f5c1e-2a8d-4f7e-9c3b-5d1a7e2f4c60"
@@ -74,7 +75,7 @@ func TestNewAuthorityIsAPathLenZeroSigningCA(t *testing.T) {
 func TestLeafTemplateTakesOnlyWhatTheRequestAsks(t *testing.T) {
 	now := time.Now().Truncate(time.Second)
 	issuer := mustAuthority(t, now, 48*time.Hour)
-	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ecKey := testpki.Key(t)
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
 	edPub, _, _ := ed25519.GenerateKey(rand.Reader)
 
@@ -126,7 +127,7 @@ func TestLeafTemplateTakesOnlyWhatTheRequestAsks(t *testing.T) {
 func TestLeafTemplateRefusesIncompleteRequests(t *testing.T) {
 	now := time.Now()
 	issuer := mustAuthority(t, now, time.Hour)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key := testpki.Key(t)
 	tests := []struct {
 		name string
 		req  ca.SigningRequest
@@ -150,7 +151,7 @@ func TestLeafTemplateLeavesCommonNameEmptyForOtherURIs(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Now()
 	issuer := mustAuthority(t, now, time.Hour)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key := testpki.Key(t)
 	req := signingRequest(key.Public(), now, now.Add(time.Minute))
 	req.URI = &url.URL{Scheme: "spiffe", Host: "example.org", Path: "/ns/a"}
 	tmpl, err := leafTemplate(req, issuer.cert)
@@ -258,7 +259,7 @@ func TestParseSecretErrorsNeverQuoteKeyMaterial(t *testing.T) {
 	now := time.Now()
 	a := mustAuthority(t, now, time.Hour)
 	b := mustAuthority(t, now, time.Hour)
-	leaf, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leaf := testpki.Key(t)
 	tmpl, _ := leafTemplate(signingRequest(leaf.Public(), now, now.Add(time.Minute)), a.cert)
 	_, leafDER, _ := a.issue(tmpl, leaf.Public())
 	leafAuth, _ := authorityFromDER(leafDER)

@@ -18,9 +18,6 @@ package embedded
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -38,15 +35,13 @@ import (
 	enrollmentv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // newRequest is a signing request for a fresh key, as the enrollment server passes it.
 func newRequest(t *testing.T, ttl time.Duration) ca.SigningRequest {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := testpki.Key(t)
 	now := time.Now().Truncate(time.Second)
 	return ca.SigningRequest{PublicKey: key.Public(), URI: enrollapi.WorkloadURI(testUUID),
 		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(ttl)}
