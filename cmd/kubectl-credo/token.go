@@ -180,7 +180,7 @@ func printTokens(w io.Writer, items []enrollv1.JoinToken, policy string, now tim
 		switch {
 		case jt.Spec.Revoked:
 			state = "Revoked"
-		case !now.Before(jt.Spec.ExpiresAt.Time):
+		case !jt.UsableAt(now, 0):
 			state = "Expired"
 		}
 		last := "-"
