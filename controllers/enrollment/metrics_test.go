@@ -17,49 +17,22 @@ limitations under the License.
 package enrollment
 
 import (
-	"context"
 	"testing"
-	"time"
-
-	. "github.com/onsi/gomega"
-
-	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 func TestEveryReconcilerRecordsItsDurationAndDropsItWhenTheObjectIsGone(t *testing.T) {
-	for _, tc := range []struct {
-		kind   string
-		create func(t *testing.T, ns string) client.Object
-	}{
-		{enrollv1.EnrollmentPolicyKind, func(t *testing.T, ns string) client.Object {
+	env.RecordsDurationAndDropsIt(t, []testenv.DurationCase{
+		{Kind: enrollv1.EnrollmentPolicyKind, Create: func(t *testing.T, ns string) client.Object {
 			return newPolicy(t, ns, "vms")
 		}},
-		{enrollv1.WorkloadKind, func(t *testing.T, ns string) client.Object {
+		{Kind: enrollv1.WorkloadKind, Create: func(t *testing.T, ns string) client.Object {
 			newPolicy(t, ns, "vms")
 			return newEnrolledWorkload(t, ns, "vms")
 		}},
-	} {
-		t.Run(tc.kind, func(t *testing.T) {
-			t.Parallel()
-			g := NewWithT(t)
-			ns := env.NewNamespace(t)
-			obj := tc.create(t, ns)
-			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
-
-			g.Eventually(func() uint64 {
-				n, _ := env.DurationSamples(g, tc.kind, obj.GetNamespace(), obj.GetName())
-				return n
-			}, 30*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 1),
-				"a reconcile of the %s is recorded in gotk_reconcile_duration_seconds", tc.kind)
-
-			g.Expect(env.Client.Delete(context.Background(), obj)).To(Succeed())
-			g.Eventually(func() bool {
-				_, found := env.DurationSamples(g, tc.kind, obj.GetNamespace(), obj.GetName())
-				return found
-			}, 30*time.Second, 100*time.Millisecond).Should(BeFalse(),
-				"the series of the deleted %s is dropped", tc.kind)
-		})
-	}
+	})
 }

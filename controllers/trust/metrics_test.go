@@ -19,25 +19,19 @@ package trust
 import (
 	"context"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
-
-	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
 )
 
 func TestEveryReconcilerRecordsItsDurationAndDropsItWhenTheObjectIsGone(t *testing.T) {
-	for _, tc := range []struct {
-		kind   string
-		create func(t *testing.T, ns string) client.Object
-	}{
-		{trustv1.TrustAnchorKind, func(t *testing.T, ns string) client.Object {
+	env.RecordsDurationAndDropsIt(t, []testenv.DurationCase{
+		{Kind: trustv1.TrustAnchorKind, Create: func(t *testing.T, ns string) client.Object {
 			ta := &trustv1.TrustAnchor{
 				ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
 				Spec:       trustv1.TrustAnchorSpec{Release: "db", Source: trustv1.SecretKeySource{Name: "db-ca", Key: "ca.crt"}},
@@ -45,7 +39,7 @@ func TestEveryReconcilerRecordsItsDurationAndDropsItWhenTheObjectIsGone(t *testi
 			NewWithT(t).Expect(env.Client.Create(context.Background(), ta)).To(Succeed())
 			return ta
 		}},
-		{trustv1.TrustSourceKind, func(t *testing.T, ns string) client.Object {
+		{Kind: trustv1.TrustSourceKind, Create: func(t *testing.T, ns string) client.Object {
 			ts := &trustv1.TrustSource{
 				ObjectMeta: metav1.ObjectMeta{Name: "metrics-" + ns},
 				Spec:       trustv1.TrustSourceSpec{Chart: "none-" + ns, SecretName: "{release}-ca"},
@@ -53,28 +47,7 @@ func TestEveryReconcilerRecordsItsDurationAndDropsItWhenTheObjectIsGone(t *testi
 			NewWithT(t).Expect(env.Client.Create(context.Background(), ts)).To(Succeed())
 			return ts
 		}},
-	} {
-		t.Run(tc.kind, func(t *testing.T) {
-			t.Parallel()
-			g := NewWithT(t)
-			ns := env.NewNamespace(t)
-			obj := tc.create(t, ns)
-			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
-
-			g.Eventually(func() uint64 {
-				n, _ := env.DurationSamples(g, tc.kind, obj.GetNamespace(), obj.GetName())
-				return n
-			}, 30*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 1),
-				"a reconcile of the %s is recorded in gotk_reconcile_duration_seconds", tc.kind)
-
-			g.Expect(env.Client.Delete(context.Background(), obj)).To(Succeed())
-			g.Eventually(func() bool {
-				_, found := env.DurationSamples(g, tc.kind, obj.GetNamespace(), obj.GetName())
-				return found
-			}, 30*time.Second, 100*time.Millisecond).Should(BeFalse(),
-				"the series of the deleted %s is dropped", tc.kind)
-		})
-	}
+	})
 }
 
 func TestTrustCountersMoveForProjectionsRefusalsAndCollisions(t *testing.T) {

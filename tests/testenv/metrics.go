@@ -17,11 +17,15 @@ limitations under the License.
 package testenv
 
 import (
+	"context"
 	"strings"
+	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -94,4 +98,40 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// DurationCase is one kind of the reconcile-duration check: Create makes a
+// new object of Kind in namespace ns.
+type DurationCase struct {
+	Kind   string
+	Create func(t *testing.T, ns string) client.Object
+}
+
+// RecordsDurationAndDropsIt checks, for each case in parallel in a
+// namespace of its own, that a reconcile of a new object is recorded in
+// gotk_reconcile_duration_seconds and that the object's series is dropped
+// once it is deleted, as every reconciler does.
+func (e *Env) RecordsDurationAndDropsIt(t *testing.T, cases []DurationCase) {
+	for _, tc := range cases {
+		t.Run(tc.Kind, func(t *testing.T) {
+			t.Parallel()
+			g := NewWithT(t)
+			ns := e.NewNamespace(t)
+			obj := tc.Create(t, ns)
+			t.Cleanup(func() { _ = e.Client.Delete(context.Background(), obj) })
+
+			g.Eventually(func() uint64 {
+				n, _ := e.DurationSamples(g, tc.Kind, obj.GetNamespace(), obj.GetName())
+				return n
+			}, 30*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 1),
+				"a reconcile of the %s is recorded in gotk_reconcile_duration_seconds", tc.Kind)
+
+			g.Expect(e.Client.Delete(context.Background(), obj)).To(Succeed())
+			g.Eventually(func() bool {
+				_, found := e.DurationSamples(g, tc.Kind, obj.GetNamespace(), obj.GetName())
+				return found
+			}, 30*time.Second, 100*time.Millisecond).Should(BeFalse(),
+				"the series of the deleted %s is dropped", tc.Kind)
+		})
+	}
 }
