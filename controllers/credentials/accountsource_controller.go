@@ -28,10 +28,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,48 +67,47 @@ type AccountSourceReconciler struct {
 	fluxcontroller.Metrics
 }
 
+// accountSourceRecount is how often a source's accounts are derived again.
+const accountSourceRecount = 10 * time.Minute
+
 // Reconcile brings the generated accounts of one AccountSource in line.
 func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var src credv1.AccountSource
-	timer := reconciler.StartTimer(r.Metrics, req)
-	defer func() { timer.Done(ctx, &src) }()
-	if err := r.Get(ctx, req.NamespacedName, &src); err != nil {
-		timer.Gone = apierrors.IsNotFound(err)
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if src.Spec.Suspend {
-		return ctrl.Result{}, nil
-	}
-	patcher := patch.NewSerialPatcher(&src, r.Client)
-	syncErr := r.sync(ctx, &src)
+	src := &credv1.AccountSource{}
+	// refused is what the source could not do for some releases.
 	var refused *refusedError
-	switch {
-	case errors.Is(syncErr, errUnsupportedSource):
-		conditions.MarkStalled(&src, credv1.UnsupportedSourceKindReason, "%s", syncErr.Error())
-		conditions.MarkFalse(&src, meta.ReadyCondition, credv1.UnsupportedSourceKindReason, "%s", syncErr.Error())
-		syncErr = nil
-	case errors.Is(syncErr, errInvalidSelector):
-		conditions.MarkStalled(&src, credv1.InvalidSelectorReason, "%s", syncErr.Error())
-		conditions.MarkFalse(&src, meta.ReadyCondition, credv1.InvalidSelectorReason, "%s", syncErr.Error())
-		syncErr = nil
-	case errors.As(syncErr, &refused):
-		conditions.Delete(&src, meta.StalledCondition)
-		conditions.MarkFalse(&src, meta.ReadyCondition, refused.problems[0].reason, "%s", refused.Error())
-		syncErr = nil
-	case syncErr != nil:
-		conditions.Delete(&src, meta.StalledCondition)
-		conditions.MarkFalse(&src, meta.ReadyCondition, meta.FailedReason, "%s", syncErr.Error())
-	default:
-		conditions.Delete(&src, meta.StalledCondition)
-		conditions.MarkTrue(&src, meta.ReadyCondition, meta.SucceededReason,
-			"%d account(s) for %d release(s)", src.Status.Accounts, src.Status.MatchedReleases)
-	}
-	if !r.Shard.Serves(&src) {
-		// Another shard keeps the status; this one derived its releases' accounts.
-		return ctrl.Result{RequeueAfter: 10 * time.Minute}, syncErr
-	}
-	err := reconciler.PatchRuleStatus(ctx, patcher, &src, CredentialFieldOwner)
-	return ctrl.Result{RequeueAfter: 10 * time.Minute}, errors.Join(syncErr, err)
+	return reconciler.Run(ctx, req, src, reconciler.Steps[*credv1.AccountSource]{
+		Client:  r.Client,
+		Metrics: r.Metrics,
+		Summary: reconciler.Summary{
+			FieldOwner: CredentialFieldOwner,
+			Interval:   accountSourceRecount,
+			NoProgress: true,
+			Message: func(reconciler.Object) string {
+				return fmt.Sprintf("%d account(s) for %d release(s)", src.Status.Accounts, src.Status.MatchedReleases)
+			},
+			NotReady: func(reconciler.Object) (string, string) {
+				if refused == nil {
+					return "", ""
+				}
+				return refused.problems[0].reason, refused.Error()
+			},
+		},
+		Suspended: func(src *credv1.AccountSource) bool { return src.Spec.Suspend },
+		// Another shard keeps the status; this one derives its releases' accounts.
+		KeepsStatus: func(src *credv1.AccountSource) bool { return r.Shard.Serves(src) },
+		Reconcile: func(ctx context.Context, src *credv1.AccountSource) (ctrl.Result, error) {
+			err := r.sync(ctx, src)
+			switch {
+			case errors.Is(err, errUnsupportedSource):
+				return ctrl.Result{}, &reconciler.Stalling{Reason: credv1.UnsupportedSourceKindReason, Err: err}
+			case errors.Is(err, errInvalidSelector):
+				return ctrl.Result{}, &reconciler.Stalling{Reason: credv1.InvalidSelectorReason, Err: err}
+			case errors.As(err, &refused):
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, err
+		},
+	})
 }
 
 // maxProblems bounds the problems a status message lists.

@@ -18,7 +18,6 @@ package credentials
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -27,7 +26,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +41,7 @@ import (
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
-// +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts/status,verbs=get;patch
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=delete
@@ -87,35 +85,32 @@ type CredentialAccountReconciler struct {
 }
 
 // Reconcile reconciles one CredentialAccount.
-func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	acct := &credv1.CredentialAccount{}
-	timer := reconciler.StartTimer(r.Metrics, req)
-	defer func() { timer.Done(ctx, acct) }()
-	if err := r.Get(ctx, req.NamespacedName, acct); err != nil {
-		timer.Gone = apierrors.IsNotFound(err)
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return reconciler.Run(ctx, req, &credv1.CredentialAccount{}, reconciler.Steps[*credv1.CredentialAccount]{
+		Client:    r.Client,
+		Metrics:   r.Metrics,
+		Summary:   credentialAccountSummary,
+		Finalize:  r.finalize,
+		Suspended: func(acct *credv1.CredentialAccount) bool { return acct.Spec.Suspend },
+		Prepare:   r.addFinalizer,
+		Observed:  func(acct *credv1.CredentialAccount) int64 { return acct.Status.ObservedGeneration },
+		Reconcile: func(ctx context.Context, acct *credv1.CredentialAccount) (ctrl.Result, error) {
+			return ctrl.Result{}, r.reconcileAccount(ctx, acct)
+		},
+	})
+}
+
+// addFinalizer adds the finalizer before anything is written for acct.
+func (r *CredentialAccountReconciler) addFinalizer(ctx context.Context, acct *credv1.CredentialAccount) error {
+	if !needsFinalizer(acct) || controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
+		return nil
 	}
-	if !acct.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, acct)
+	before := acct.DeepCopy()
+	controllerutil.AddFinalizer(acct, CredentialFinalizer)
+	if err := r.Patch(ctx, acct, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("adding finalizer: %w", err)
 	}
-	if acct.Spec.Suspend {
-		return ctrl.Result{}, nil
-	}
-	if needsFinalizer(acct) && !controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
-		before := acct.DeepCopy()
-		controllerutil.AddFinalizer(acct, CredentialFinalizer)
-		if err := r.Patch(ctx, acct, client.MergeFrom(before)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
-		}
-	}
-	patcher := patch.NewSerialPatcher(acct, r.Client)
-	defer func() {
-		result, retErr = reconciler.Finish(ctx, patcher, acct, credentialAccountSummary, result, retErr)
-	}()
-	if acct.Generation != acct.Status.ObservedGeneration {
-		conditions.MarkReconciling(acct, meta.ProgressingReason, "reconciling generation %d", acct.Generation)
-	}
-	return reconciler.Result(acct, r.reconcileAccount(ctx, acct))
+	return nil
 }
 
 func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) error {
@@ -297,23 +292,14 @@ func (r *CredentialAccountReconciler) recordSecret(acct *credv1.CredentialAccoun
 	}
 }
 
-// fail marks a negative-polarity condition from a typed error, with a
-// Warning event on a transition.
+// fail marks a negative-polarity condition from a typed error, with the
+// event its policy asks for on a transition.
 func (r *CredentialAccountReconciler) fail(acct *credv1.CredentialAccount, condType string, err error) error {
-	reason := reconciler.ReasonOf(err)
-	if reason == credv1.NameCollisionReason || reason == credv1.AccountCollisionReason {
+	if reason := reconciler.ReasonOf(err); reason == credv1.NameCollisionReason || reason == credv1.AccountCollisionReason {
 		metrics.AccountCollision(acct.Namespace)
 	}
-	if !conditions.IsTrue(acct, condType) || conditions.GetReason(acct, condType) != reason {
-		eventType := corev1.EventTypeWarning
-		var w *reconciler.Waiting
-		if errors.As(err, &w) {
-			eventType = corev1.EventTypeNormal
-		}
-		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), eventType, reason, eventActionAccount, "%s", err.Error())
-	}
-	conditions.MarkTrue(acct, condType, reason, "%s", err.Error())
-	return err
+	events := reconciler.Events{Recorder: r.EventRecorder, Action: eventActionAccount}
+	return events.Fail(acct, condType, err, account.EventMetadata(acct))
 }
 
 // needsFinalizer: every account cleans up after itself. (Its Secret also

@@ -18,20 +18,13 @@ package enrollment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/patch"
-	fluxreconcile "github.com/fluxcd/pkg/runtime/reconcile"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,9 +42,6 @@ const EnrollmentFieldOwner = "credo-enrollment-controller"
 
 // eventActionEnrollment is the action of every enrollment controller event.
 const eventActionEnrollment = "Enrollment"
-
-// enrollmentPolicyOwned are the conditions the policy reconciler writes.
-var enrollmentPolicyOwned = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}
 
 // EnrollmentPolicyReconciler reports, for each EnrollmentPolicy, how many of
 // its join tokens can still enroll and how many Workloads it holds, and
@@ -81,38 +71,47 @@ func (r *EnrollmentPolicyReconciler) now() time.Time {
 
 // Reconcile reconciles one EnrollmentPolicy. It is requeued when its next
 // join token expires, so that the token count drops on time.
-func (r *EnrollmentPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *EnrollmentPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	policy := &enrollv1.EnrollmentPolicy{}
-	timer := reconciler.StartTimer(r.Metrics, req)
-	defer func() { timer.Done(ctx, policy) }()
-	if err := r.Get(ctx, req.NamespacedName, policy); err != nil {
-		timer.Gone = apierrors.IsNotFound(err)
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !policy.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	var was *readyState
-	if c := conditions.Get(policy, meta.ReadyCondition); c != nil {
-		was = &readyState{status: string(c.Status), reason: c.Reason}
-	}
-	patcher := patch.NewSerialPatcher(policy, r.Client)
-	defer func() {
-		result, retErr = r.finish(ctx, patcher, policy, was, result, retErr)
-	}()
-	if policy.Generation != policy.Status.ObservedGeneration {
-		conditions.MarkReconciling(policy, meta.ProgressingReason, "reconciling generation %d", policy.Generation)
-	}
-	return r.reconcilePolicy(ctx, policy)
+	return reconciler.Run(ctx, req, policy, reconciler.Steps[*enrollv1.EnrollmentPolicy]{
+		Client:    r.Client,
+		Metrics:   r.Metrics,
+		Summary:   r.summary(policy),
+		Observed:  func(p *enrollv1.EnrollmentPolicy) int64 { return p.Status.ObservedGeneration },
+		Reconcile: r.reconcilePolicy,
+	})
 }
 
-// reconcilePolicy counts the policy's tokens and workloads and sets Ready.
-// Counts are kept current even while the policy is revoked or stalled.
+// summary derives the Ready of policy: True with its counts, False while it
+// is revoked (reconciled, not failing). A policy has no interval: any
+// error-free result is a success. A change of Ready is an event: Warning
+// for a failure, Normal for a revocation and a recovery; a policy's first
+// Ready=True and a mere change of its counts are not.
+func (r *EnrollmentPolicyReconciler) summary(policy *enrollv1.EnrollmentPolicy) reconciler.Summary {
+	return reconciler.Summary{
+		FieldOwner: EnrollmentFieldOwner,
+		Message: func(reconciler.Object) string {
+			return fmt.Sprintf("%d token(s) can enroll; %d workload(s)", policy.Status.Tokens, policy.Status.Enrollments)
+		},
+		NotReady: func(reconciler.Object) (string, string) {
+			if !policy.Spec.Revoked {
+				return "", ""
+			}
+			return enrollv1.PolicyRevokedReason, fmt.Sprintf("policy is revoked: its %d token(s) enroll nothing and its %d workload(s) renew nothing",
+				policy.Status.Tokens, policy.Status.Enrollments)
+		},
+		Notify: &reconciler.Events{Recorder: r.EventRecorder, Action: eventActionEnrollment},
+	}
+}
+
+// reconcilePolicy counts the policy's tokens and workloads and checks its
+// durations. Counts are kept current even while the policy is revoked or
+// stalled.
 func (r *EnrollmentPolicyReconciler) reconcilePolicy(ctx context.Context, policy *enrollv1.EnrollmentPolicy) (ctrl.Result, error) {
 	now := r.now()
 	nextExpiry, err := r.count(ctx, policy, now)
 	if err != nil {
-		return ctrl.Result{}, &reconciler.Generic{Reason: meta.FailedReason, Err: err}
+		return ctrl.Result{}, reconciler.NewGeneric(meta.FailedReason, err)
 	}
 	if err := validateDurations(policy); err != nil {
 		return ctrl.Result{}, err
@@ -125,14 +124,6 @@ func (r *EnrollmentPolicyReconciler) reconcilePolicy(ctx context.Context, policy
 	if !nextExpiry.IsZero() {
 		res.RequeueAfter = nextExpiry.Sub(now)
 	}
-	if policy.Spec.Revoked {
-		conditions.MarkFalse(policy, meta.ReadyCondition, enrollv1.PolicyRevokedReason,
-			"policy is revoked: its %d token(s) enroll nothing and its %d workload(s) renew nothing",
-			policy.Status.Tokens, policy.Status.Enrollments)
-		return res, nil
-	}
-	conditions.MarkTrue(policy, meta.ReadyCondition, meta.SucceededReason,
-		"%d token(s) can enroll; %d workload(s)", policy.Status.Tokens, policy.Status.Enrollments)
 	return res, nil
 }
 
@@ -196,59 +187,4 @@ func validateDurations(policy *enrollv1.EnrollmentPolicy) error {
 		return nil
 	}
 	return reconciler.NewStalling(enrollv1.InvalidDurationReason, "%s", strings.Join(problems, "; "))
-}
-
-// readyState is the part of a Ready condition whose change is an event.
-type readyState struct{ status, reason string }
-
-// finish ends a policy reconciler. A policy has no interval: it is requeued
-// at its next token expiry, so any error-free result is a success, and
-// fluxcd/pkg/runtime's result finalizer is used with that notion of
-// success (internal/reconciler.Finish assumes an interval). A Stalling error
-// marks Stalled and Ready False; another error marks Ready False and is
-// retried. observedGeneration is set whenever the reconcile completed,
-// Ready or not: a revoked policy is reconciled, not failing.
-func (r *EnrollmentPolicyReconciler) finish(ctx context.Context, patcher *patch.SerialPatcher, policy *enrollv1.EnrollmentPolicy,
-	was *readyState, res ctrl.Result, recErr error) (ctrl.Result, error) {
-	var stalling *reconciler.Stalling
-	if errors.As(recErr, &stalling) {
-		conditions.MarkStalled(policy, stalling.Reason, "%s", stalling.Error())
-		conditions.MarkFalse(policy, meta.ReadyCondition, stalling.Reason, "%s", stalling.Error())
-		res, recErr = ctrl.Result{}, nil
-	} else {
-		conditions.Delete(policy, meta.StalledCondition)
-	}
-	var generic *reconciler.Generic
-	if errors.As(recErr, &generic) {
-		conditions.MarkFalse(policy, meta.ReadyCondition, generic.Reason, "%s", generic.Error())
-	}
-	finalizer := fluxreconcile.NewResultFinalizer(func(_ ctrl.Result, err error) bool { return err == nil }, "")
-	recErr = finalizer.Finalize(policy, res, recErr)
-	opts := []patch.Option{patch.WithOwnedConditions{Conditions: enrollmentPolicyOwned}, patch.WithFieldOwner(EnrollmentFieldOwner)}
-	if recErr == nil {
-		opts = append(opts, patch.WithStatusObservedGeneration{})
-	}
-	if err := patcher.Patch(ctx, policy, opts...); err != nil {
-		return res, errors.Join(recErr, fmt.Errorf("patching status: %w", err))
-	}
-	r.notify(policy, was)
-	return res, recErr
-}
-
-// notify emits an event when Ready changes status or reason: Warning for a
-// failure, Normal for a revocation and for a recovery. A policy's first
-// Ready=True and a mere change of its counts are not events.
-func (r *EnrollmentPolicyReconciler) notify(policy *enrollv1.EnrollmentPolicy, was *readyState) {
-	c := conditions.Get(policy, meta.ReadyCondition)
-	if c == nil || (was != nil && was.status == string(c.Status) && was.reason == c.Reason) {
-		return
-	}
-	eventType := corev1.EventTypeNormal
-	switch {
-	case c.Status == metav1.ConditionTrue && was == nil:
-		return
-	case c.Status != metav1.ConditionTrue && c.Reason != enrollv1.PolicyRevokedReason:
-		eventType = corev1.EventTypeWarning
-	}
-	r.EventRecorder.AnnotatedEventf(policy, nil, policy.EventMetadata(), eventType, c.Reason, eventActionEnrollment, "%s", c.Message)
 }

@@ -42,10 +42,6 @@ import (
 // certificate (enrollment step 1 done, step 2 never came) before it is deleted.
 const DefaultPendingTimeout = 10 * time.Minute
 
-// conflictRetry is how soon a write that lost a race is tried again, once
-// the cache has seen the winner.
-const conflictRetry = time.Second
-
 // WorkloadReconciler keeps the registry tidy: it deletes Workloads that never
 // got their first certificate, and marks Ready False on a Workload whose
 // certificate expired beyond its policy's renewal grace (it must enroll
@@ -83,18 +79,28 @@ func (r *WorkloadReconciler) pendingTimeout() time.Duration {
 	return DefaultPendingTimeout
 }
 
-// Reconcile reconciles one Workload.
+// Reconcile reconciles one Workload. It ends through
+// reconciler.FinishState: the Workload's Ready is a lifecycle state the
+// enrollment server writes too.
 func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	wl := &enrollv1.Workload{}
-	timer := reconciler.StartTimer(r.Metrics, req)
-	defer func() { timer.Done(ctx, wl) }()
-	if err := r.Get(ctx, req.NamespacedName, wl); err != nil {
-		timer.Gone = apierrors.IsNotFound(err)
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !wl.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
+	return reconciler.Run(ctx, req, &enrollv1.Workload{}, reconciler.Steps[*enrollv1.Workload]{
+		Client:    r.Client,
+		Metrics:   r.Metrics,
+		Lifecycle: true,
+		Summary: reconciler.Summary{
+			FieldOwner: EnrollmentFieldOwner,
+			Notify:     &reconciler.Events{Recorder: r.EventRecorder, Action: eventActionEnrollment},
+		},
+		Reconcile: r.reconcileWorkload,
+	})
+}
+
+// reconcileWorkload collects a pending Workload, and judges an enrolled one
+// against its policy's renewal grace: Expired (a Stalling error: it must
+// enroll again) once the grace is over, PolicyNotFound (a Waiting error
+// with a Warning: the policy's creation reconciles it) while its policy is
+// gone, and back to Enrolled or Renewed when neither holds any more.
+func (r *WorkloadReconciler) reconcileWorkload(ctx context.Context, wl *enrollv1.Workload) (ctrl.Result, error) {
 	now := r.now()
 	if wl.Status.Serial == "" || wl.Status.NotAfter == nil {
 		return r.collectPending(ctx, wl, now)
@@ -105,33 +111,29 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, fmt.Errorf("reading EnrollmentPolicy %s: %w", wl.Spec.Policy, err)
 		}
 		// Kept as is: the policy's creation reconciles it again.
-		return r.setReady(ctx, wl, metav1.ConditionFalse, enrollv1.PolicyNotFoundReason,
-			"EnrollmentPolicy %s not found; the workload renews nothing until it exists again", wl.Spec.Policy)
+		return ctrl.Result{}, reconciler.NewWaiting(enrollv1.PolicyNotFoundReason,
+			"EnrollmentPolicy %s not found; the workload renews nothing until it exists again", wl.Spec.Policy).Warn()
 	}
 	grace := policy.GetRenewalGrace()
 	notAfter := wl.Status.NotAfter.Time
 	deadline := notAfter.Add(grace)
 	// The enrollment server refuses a renewal once now is after the deadline.
 	if now.After(deadline) {
-		return r.setReady(ctx, wl, metav1.ConditionFalse, enrollv1.ExpiredReason,
+		return ctrl.Result{}, reconciler.NewStalling(enrollv1.ExpiredReason,
 			"certificate %s expired at %s and the renewal grace of %s ended at %s; the workload must enroll again with a join token",
 			wl.Status.Serial, formatTime(notAfter), grace, formatTime(deadline))
 	}
-	// Requeued for the first instant after the deadline.
-	wait := deadline.Sub(now) + time.Nanosecond
 	if reason := conditions.GetReason(wl, meta.ReadyCondition); reason == enrollv1.ExpiredReason || reason == enrollv1.PolicyNotFoundReason {
 		// The policy is back, or its grace grew: the certificate renews again.
-		status, reason := metav1.ConditionTrue, enrollv1.EnrolledReason
+		reason := enrollv1.EnrolledReason
 		if wl.Status.Renewals > 0 {
 			reason = enrollv1.RenewedReason
 		}
-		res, err := r.setReady(ctx, wl, status, reason, "certificate %s valid until %s; renewable until %s",
-			wl.Status.Serial, formatTime(notAfter), formatTime(deadline))
-		if err != nil || res.RequeueAfter > 0 {
-			return res, err
-		}
+		reconciler.MarkState(wl, metav1.ConditionTrue, reason, fmt.Sprintf("certificate %s valid until %s; renewable until %s",
+			wl.Status.Serial, formatTime(notAfter), formatTime(deadline)))
 	}
-	return ctrl.Result{RequeueAfter: wait}, nil
+	// Requeued for the first instant after the deadline.
+	return ctrl.Result{RequeueAfter: deadline.Sub(now) + time.Nanosecond}, nil
 }
 
 // collectPending deletes a Workload that has had no certificate for
@@ -150,7 +152,7 @@ func (r *WorkloadReconciler) collectPending(ctx context.Context, wl *enrollv1.Wo
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{}, nil
 	case apierrors.IsConflict(err):
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		return ctrl.Result{RequeueAfter: reconciler.StateConflictRetry}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("deleting pending workload: %w", err)
 	}
@@ -158,33 +160,6 @@ func (r *WorkloadReconciler) collectPending(ctx context.Context, wl *enrollv1.Wo
 	r.EventRecorder.AnnotatedEventf(wl, nil, wl.EventMetadata(), corev1.EventTypeNormal, enrollv1.PendingTimeoutReason, eventActionEnrollment,
 		"deleted: registered at %s with join token %s, no certificate requested within %s", formatTime(wl.CreationTimestamp.Time),
 		wl.Spec.Token, timeout)
-	return ctrl.Result{}, nil
-}
-
-// setReady writes the Ready condition when it changes, conditionally on the
-// version read, with a Warning event when the workload becomes Expired.
-// A lost race requeues; the next reconcile judges the newer status.
-func (r *WorkloadReconciler) setReady(ctx context.Context, wl *enrollv1.Workload, status metav1.ConditionStatus,
-	reason, format string, args ...any) (ctrl.Result, error) {
-	msg := fmt.Sprintf(format, args...)
-	if c := conditions.Get(wl, meta.ReadyCondition); c != nil && c.Status == status && c.Reason == reason && c.Message == msg {
-		return ctrl.Result{}, nil
-	}
-	before := wl.DeepCopy()
-	conditions.Set(wl, &metav1.Condition{Type: meta.ReadyCondition, Status: status, Reason: reason, Message: msg})
-	err := r.Status().Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
-		client.FieldOwner(EnrollmentFieldOwner))
-	switch {
-	case apierrors.IsNotFound(err):
-		return ctrl.Result{}, nil
-	case apierrors.IsConflict(err):
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("patching workload status: %w", err)
-	}
-	if reason == enrollv1.ExpiredReason || reason == enrollv1.PolicyNotFoundReason {
-		r.EventRecorder.AnnotatedEventf(wl, nil, wl.EventMetadata(), corev1.EventTypeWarning, reason, eventActionEnrollment, "%s", msg)
-	}
 	return ctrl.Result{}, nil
 }
 

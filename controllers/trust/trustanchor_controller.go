@@ -24,11 +24,9 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,53 +88,42 @@ type TrustAnchorReconciler struct {
 
 // Reconcile discovers the release's sources, creates the TrustAnchor of a
 // discovered source, and projects the CA certificate.
-func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	ta := &trustv1.TrustAnchor{}
-	timer := reconciler.StartTimer(r.Metrics, req)
-	defer func() { timer.Done(ctx, ta) }()
-	if ok, err := r.serves(ctx, req.Namespace); err != nil || !ok {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	hr := &helmv2.HelmRelease{}
-	if err := r.Get(ctx, req.NamespacedName, hr); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
-		hr = nil
-	}
-	cands, err := r.discover(ctx, req.Namespace, req.Name, hr)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-
-	if err := r.Get(ctx, req.NamespacedName, ta); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
-		timer.Gone = true
-		first, ok := firstActive(cands)
-		if hr == nil || !ok || !hr.DeletionTimestamp.IsZero() {
-			return ctrl.Result{}, nil
-		}
-		// Its creation event reconciles it.
-		return ctrl.Result{}, r.createDiscovered(ctx, hr, first)
-	}
-	if !ta.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	if ta.Spec.Suspend {
-		ctrl.LoggerFrom(ctx).V(1).Info("reconciliation is suspended")
-		return ctrl.Result{}, nil
-	}
-
-	patcher := patch.NewSerialPatcher(ta, r.Client)
-	defer func() {
-		result, retErr = reconciler.Finish(ctx, patcher, ta, trustAnchorSummary, result, retErr)
-	}()
-	if ta.Generation != ta.Status.ObservedGeneration {
-		conditions.MarkReconciling(ta, meta.ProgressingReason, "reconciling generation %d", ta.Generation)
-	}
-	return reconciler.Result(ta, r.project(ctx, ta, hr, cands))
+func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var hr *helmv2.HelmRelease
+	var cands []candidate
+	return reconciler.Run(ctx, req, &trustv1.TrustAnchor{}, reconciler.Steps[*trustv1.TrustAnchor]{
+		Client:  r.Client,
+		Metrics: r.Metrics,
+		Summary: trustAnchorSummary,
+		Start: func(ctx context.Context) (bool, error) {
+			if ok, err := r.serves(ctx, req.Namespace); err != nil || !ok {
+				return false, client.IgnoreNotFound(err)
+			}
+			hr = &helmv2.HelmRelease{}
+			if err := r.Get(ctx, req.NamespacedName, hr); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return false, err
+				}
+				hr = nil
+			}
+			var err error
+			cands, err = r.discover(ctx, req.Namespace, req.Name, hr)
+			return err == nil, err
+		},
+		Missing: func(ctx context.Context) error {
+			first, ok := firstActive(cands)
+			if hr == nil || !ok || !hr.DeletionTimestamp.IsZero() {
+				return nil
+			}
+			// Its creation event reconciles it.
+			return r.createDiscovered(ctx, hr, first)
+		},
+		Suspended: func(ta *trustv1.TrustAnchor) bool { return ta.Spec.Suspend },
+		Observed:  func(ta *trustv1.TrustAnchor) int64 { return ta.Status.ObservedGeneration },
+		Reconcile: func(ctx context.Context, ta *trustv1.TrustAnchor) (ctrl.Result, error) {
+			return ctrl.Result{}, r.project(ctx, ta, hr, cands)
+		},
+	})
 }
 
 // project is the reconcile chain of an existing TrustAnchor.
@@ -214,8 +201,9 @@ func (r *TrustAnchorReconciler) readSource(ctx context.Context, ta *trustv1.Trus
 	}
 	v, ok := s.Data[ta.GetSourceKey()]
 	if !ok || len(v) == 0 {
+		// A Secret without the key needs its writer's attention: a Warning.
 		return nil, reconciler.NewWaiting(trustv1.KeyNotFoundReason,
-			"Secret %s has no key %s", ta.Spec.Source.Name, ta.GetSourceKey())
+			"Secret %s has no key %s", ta.Spec.Source.Name, ta.GetSourceKey()).Warn()
 	}
 	return v, nil
 }
@@ -247,18 +235,15 @@ func (r *TrustAnchorReconciler) writeFailed(ta *trustv1.TrustAnchor, err error) 
 	return err
 }
 
-// markFailure sets a negative-polarity condition from a typed error, and
-// emits a Warning event when the condition is new (a transition).
+// markFailure sets a negative-polarity condition from a typed error, with
+// the event its policy asks for when the condition is new (a transition).
 func (r *TrustAnchorReconciler) markFailure(ta *trustv1.TrustAnchor, condType string, err error) {
-	reason, msg := reconciler.ReasonOf(err), err.Error()
-	if !conditions.IsTrue(ta, condType) || conditions.GetReason(ta, condType) != reason {
-		eventType := corev1.EventTypeWarning
-		if reason == trustv1.SourceNotFoundReason || reason == trustv1.HelmReleaseNotFoundReason {
-			eventType = corev1.EventTypeNormal
-		}
-		r.EventRecorder.AnnotatedEventf(ta, nil, anchorEventMetadata(ta), eventType, reason, eventActionProject, "%s", msg)
-	}
-	conditions.MarkTrue(ta, condType, reason, "%s", msg)
+	r.events().Fail(ta, condType, err, anchorEventMetadata(ta))
+}
+
+// events records the trust-controller's events.
+func (r *TrustAnchorReconciler) events() reconciler.Events {
+	return reconciler.Events{Recorder: r.EventRecorder, Action: eventActionProject}
 }
 
 // writer returns the one write path of projections.

@@ -18,13 +18,12 @@ package trust
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,22 +56,49 @@ type TrustSourceReconciler struct {
 	fluxcontroller.Metrics
 }
 
+// trustSourceRecount is how often a rule's count is made again.
+const trustSourceRecount = 10 * time.Minute
+
+// trustSourceSummary derives the Ready of ts: True with its count, False
+// while it is suspended (it still counts), Stalled on a selector it cannot
+// parse. A rule has no Reconciling condition.
+func trustSourceSummary(ts *trustv1.TrustSource) reconciler.Summary {
+	return reconciler.Summary{
+		FieldOwner: TrustAnchorFieldOwner,
+		Interval:   trustSourceRecount,
+		NoProgress: true,
+		Message: func(reconciler.Object) string {
+			return fmt.Sprintf("rule matches %d release(s)", ts.Status.MatchedReleases)
+		},
+		NotReady: func(reconciler.Object) (string, string) {
+			if !ts.Spec.Suspend {
+				return "", ""
+			}
+			return meta.SuspendedReason, fmt.Sprintf("rule is suspended; it matches %d release(s)", ts.Status.MatchedReleases)
+		},
+	}
+}
+
 // Reconcile counts the HelmReleases a TrustSource selects.
 func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var ts trustv1.TrustSource
-	timer := reconciler.StartTimer(r.Metrics, req)
-	defer func() { timer.Done(ctx, &ts) }()
-	if err := r.Get(ctx, req.NamespacedName, &ts); err != nil {
-		timer.Gone = apierrors.IsNotFound(err)
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	patcher := patch.NewSerialPatcher(&ts, r.Client)
+	ts := &trustv1.TrustSource{}
+	return reconciler.Run(ctx, req, ts, reconciler.Steps[*trustv1.TrustSource]{
+		Client:    r.Client,
+		Metrics:   r.Metrics,
+		Summary:   trustSourceSummary(ts),
+		Reconcile: r.count,
+	})
+}
+
+// count sets status.matchedReleases; a selector it cannot parse stalls the
+// rule.
+func (r *TrustSourceReconciler) count(ctx context.Context, ts *trustv1.TrustSource) (ctrl.Result, error) {
 	var hrs helmv2.HelmReleaseList
 	if err := r.List(ctx, &hrs); err != nil {
 		return ctrl.Result{}, err
 	}
 	var matched int32
-	selErr := ruleOf(&ts).Validate()
+	selErr := ruleOf(ts).Validate()
 	nsLabels := map[string]labels.Set{}
 	for i := range hrs.Items {
 		if selErr != nil {
@@ -83,11 +109,15 @@ func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			var ns metav1.PartialObjectMetadata
 			ns.APIVersion, ns.Kind = "v1", "Namespace"
 			if err := r.Get(ctx, client.ObjectKey{Name: hr.Namespace}, &ns); err != nil {
-				return ctrl.Result{}, client.IgnoreNotFound(err)
+				if apierrors.IsNotFound(err) {
+					// Its namespace is gone, and the release with it.
+					continue
+				}
+				return ctrl.Result{}, err
 			}
 			nsLabels[hr.Namespace] = ns.Labels
 		}
-		ok, err := TrustSourceSelects(&ts, hr, nsLabels[hr.Namespace])
+		ok, err := TrustSourceSelects(ts, hr, nsLabels[hr.Namespace])
 		if err != nil {
 			selErr = err
 			break
@@ -97,19 +127,10 @@ func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	ts.Status.MatchedReleases = matched
-	switch {
-	case selErr != nil:
-		conditions.MarkStalled(&ts, trustv1.InvalidSelectorReason, "%s", selErr.Error())
-		conditions.MarkFalse(&ts, meta.ReadyCondition, trustv1.InvalidSelectorReason, "%s", selErr.Error())
-	case ts.Spec.Suspend:
-		conditions.Delete(&ts, meta.StalledCondition)
-		conditions.MarkFalse(&ts, meta.ReadyCondition, meta.SuspendedReason, "rule is suspended; it matches %d release(s)", matched)
-	default:
-		conditions.Delete(&ts, meta.StalledCondition)
-		conditions.MarkTrue(&ts, meta.ReadyCondition, meta.SucceededReason, "rule matches %d release(s)", matched)
+	if selErr != nil {
+		return ctrl.Result{}, reconciler.NewStalling(trustv1.InvalidSelectorReason, "%s", selErr.Error())
 	}
-	err := reconciler.PatchRuleStatus(ctx, patcher, &ts, TrustAnchorFieldOwner)
-	return ctrl.Result{RequeueAfter: 10 * time.Minute}, err
+	return ctrl.Result{}, nil
 }
 
 // SetupWithManager registers the reconciler: every rule is recounted when a

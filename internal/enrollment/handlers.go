@@ -25,12 +25,12 @@ import (
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -76,10 +76,7 @@ func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, unavailable("registering the workload", err))
 		return
 	}
-	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
-		Type: "Ready", Status: metav1.ConditionFalse, Reason: enrollv1.PendingReason,
-		Message: "registered; waiting for the certificate request", ObservedGeneration: wl.Generation,
-	})
+	reconciler.MarkState(wl, metav1.ConditionFalse, enrollv1.PendingReason, "registered; waiting for the certificate request")
 	if err := s.Client.Status().Update(r.Context(), wl); err != nil {
 		s.Log.Info("could not mark the workload pending", "workload", id, "namespace", jt.Namespace, "error", err.Error())
 	}

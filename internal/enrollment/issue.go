@@ -27,7 +27,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +34,7 @@ import (
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/metrics"
+	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -105,16 +105,14 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	at := metav1.NewTime(now)
 	wl.Status.Serial = serialHex(cert)
 	wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.RenewAfter = &nb, &na, &ra
-	cond := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, ObservedGeneration: wl.Generation}
 	if renewal {
 		wl.Status.LastRenewal = &at
 		wl.Status.Renewals++
-		cond.Reason, cond.Message = enrollv1.RenewedReason, "certificate renewed"
+		reconciler.MarkState(wl, metav1.ConditionTrue, enrollv1.RenewedReason, "certificate renewed")
 	} else {
 		wl.Status.EnrolledAt = &at
-		cond.Reason, cond.Message = enrollv1.EnrolledReason, "enrolled; certificate issued"
+		reconciler.MarkState(wl, metav1.ConditionTrue, enrollv1.EnrolledReason, "enrolled; certificate issued")
 	}
-	apimeta.SetStatusCondition(&wl.Status.Conditions, cond)
 	// wl was read uncached: the update is conditional on that version, so
 	// of two concurrent requests for one workload only one records its serial.
 	if err := s.Client.Status().Update(ctx, wl); err != nil {

@@ -19,44 +19,104 @@ package reconciler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/object"
 	"github.com/fluxcd/pkg/runtime/patch"
 	fluxreconcile "github.com/fluxcd/pkg/runtime/reconcile"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Object is a credo kind with Flux conditions and an interval.
+// Object is a credo kind with Flux conditions.
 type Object interface {
 	client.Object
 	conditions.Setter
+}
+
+// intervaled is a kind reconciled at an interval of its own.
+type intervaled interface {
 	GetRequeueAfter() time.Duration
 }
 
-// Summary says how an object's Ready condition is derived.
+// eventMetadata is a kind whose events carry metadata of its own.
+type eventMetadata interface {
+	EventMetadata() map[string]string
+}
+
+// Summary says how an object's Ready condition is derived and its status
+// patched. Steps set the negative-polarity conditions; nothing sets Ready
+// but Finish.
 type Summary struct {
 	// FieldOwner is the field manager of the status patch.
 	FieldOwner string
 	// ReadyMessage is Ready's message on success.
 	ReadyMessage string
+	// Message, when set, returns Ready's message on success instead of
+	// ReadyMessage: a count the reconcile just made.
+	Message func(obj Object) string
 	// NegativePolarity are the step conditions Ready is derived from, in
 	// order of precedence. Steps set these; no step sets Ready.
 	NegativePolarity []string
 	// Informational are conditions the reconciler owns that do not affect Ready.
 	Informational []string
+	// Interval is how often a kind with no interval of its own (no
+	// GetRequeueAfter) is reconciled again after a success. When zero, a
+	// success requeues only at the RequeueAfter the chain returns.
+	Interval time.Duration
+	// NoProgress is set for a kind with no Reconciling condition, whose
+	// status is a count made whole on every reconcile (a rule). Such a kind
+	// never waits.
+	NoProgress bool
+	// NotReady, when set, returns the reason and message of a state in
+	// which a reconcile that ended without error leaves the object not
+	// Ready (a suspended rule, a revoked policy, a source that refused some
+	// releases), or an empty reason. Ready is False with them; the object
+	// is reconciled, so its observedGeneration is set.
+	NotReady func(obj Object) (reason, message string)
+	// Notify, when set, records an event on each change of Ready's status
+	// or reason: a failure with the type its error's policy asks for, a
+	// NotReady state and a recovery as Normal. An object's first Ready is
+	// no event.
+	Notify *Events
 }
 
-// Result turns the outcome of a reconcile chain into a controller result:
+// interval is the requeue interval of a successful reconcile of obj.
+func (s Summary) interval(obj Object) time.Duration {
+	if o, ok := obj.(intervaled); ok {
+		return o.GetRequeueAfter()
+	}
+	return s.Interval
+}
+
+// readyMessage is Ready's message on success.
+func (s Summary) readyMessage(obj Object) string {
+	if s.Message != nil {
+		return s.Message(obj)
+	}
+	return s.ReadyMessage
+}
+
+// conditions returns the negative-polarity conditions Ready is summarized
+// from and the conditions the status patch owns.
+func (s Summary) conditions() (negative, owned []string) {
+	negative = append(append([]string{}, s.NegativePolarity...), meta.StalledCondition)
+	if !s.NoProgress {
+		negative = append(negative, meta.ReconcilingCondition)
+	}
+	owned = append(append([]string{meta.ReadyCondition}, negative...), s.Informational...)
+	return negative, owned
+}
+
+// result turns the outcome of a reconcile chain into a controller result:
 // a Stalling error marks the object Stalled and is not retried; a Waiting
 // error waits (on the watch, or RequeueAfter); another error is returned for
-// a retry with backoff; success requeues at the object's interval.
-func Result(obj Object, err error) (ctrl.Result, error) {
+// a retry with backoff; success requeues at the chain's RequeueAfter, or at
+// the interval when it returns none.
+func result(obj Object, interval time.Duration, res ctrl.Result, err error) (ctrl.Result, error) {
 	var stalling *Stalling
 	var waiting *Waiting
 	if !errors.As(err, &stalling) {
@@ -64,7 +124,10 @@ func Result(obj Object, err error) (ctrl.Result, error) {
 	}
 	switch {
 	case err == nil:
-		return ctrl.Result{RequeueAfter: obj.GetRequeueAfter()}, nil
+		if res.RequeueAfter == 0 {
+			res.RequeueAfter = interval
+		}
+		return res, nil
 	case errors.As(err, &stalling):
 		conditions.MarkStalled(obj, stalling.Reason, "%s", stalling.Error())
 		return ctrl.Result{}, nil
@@ -76,21 +139,28 @@ func Result(obj Object, err error) (ctrl.Result, error) {
 	}
 }
 
-// Finish is the deferred end of every reconcile: it summarizes Ready from
-// the step conditions with fluxcd/pkg/runtime's ResultFinalizer (kstatus
-// Reconciling/Stalled, lastHandledReconcileAt), then patches the status,
-// setting observedGeneration once the object is Ready or Stalled.
+// Finish is the deferred end of every reconcile but a lifecycle kind's (see
+// FinishState). It turns the chain's result and error into a controller
+// result (a Stalling error stalls, a Waiting error waits, another is
+// retried, a success requeues at the interval), summarizes Ready from the
+// negative-polarity conditions with fluxcd/pkg/runtime's ResultFinalizer
+// (kstatus Reconciling/Stalled, lastHandledReconcileAt), applies a NotReady
+// state, logs the error as its policy asks, and patches the status, setting
+// observedGeneration once the object is Ready, Stalled or NotReady. With
+// Notify, a change of Ready is an event once patched.
 func Finish(ctx context.Context, patcher *patch.SerialPatcher, obj Object, s Summary, res ctrl.Result, recErr error) (ctrl.Result, error) {
-	owned := append([]string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}, s.NegativePolarity...)
-	owned = append(owned, s.Informational...)
+	cause := recErr
+	interval := s.interval(obj)
+	res, recErr = result(obj, interval, res, recErr)
+	negative, owned := s.conditions()
 	isSuccess := func(r ctrl.Result, err error) bool {
-		return err == nil && r.RequeueAfter == obj.GetRequeueAfter()
+		return err == nil && (interval == 0 || r.RequeueAfter == interval)
 	}
-	finalizer := fluxreconcile.NewResultFinalizer(isSuccess, s.ReadyMessage, fluxreconcile.Conditions{
+	finalizer := fluxreconcile.NewResultFinalizer(isSuccess, s.readyMessage(obj), fluxreconcile.Conditions{
 		Target:           meta.ReadyCondition,
 		Owned:            owned,
-		Summarize:        append(append([]string{}, s.NegativePolarity...), meta.StalledCondition, meta.ReconcilingCondition),
-		NegativePolarity: append(append([]string{}, s.NegativePolarity...), meta.StalledCondition, meta.ReconcilingCondition),
+		Summarize:        negative,
+		NegativePolarity: negative,
 	})
 	// Ready is derived only from the negative-polarity conditions; with none
 	// of them left, a Ready from an earlier failure must not survive.
@@ -99,15 +169,48 @@ func Finish(ctx context.Context, patcher *patch.SerialPatcher, obj Object, s Sum
 		conditions.Delete(obj, meta.ReadyCondition)
 	}
 	recErr = finalizer.Finalize(obj, res, recErr)
+	notReady := false
+	if s.NotReady != nil && recErr == nil && !conditions.IsStalled(obj) && !conditions.IsReconciling(obj) {
+		if reason, msg := s.NotReady(obj); reason != "" {
+			conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
+			notReady = true
+		}
+	}
 	keepReadyTransition(obj, prevReady)
+	logPolicy(ctx, cause)
 	opts := fluxreconcile.AddPatchOptions(obj, nil, owned, s.FieldOwner)
+	if notReady {
+		opts = append(opts, patch.WithStatusObservedGeneration{})
+	}
 	if err := patcher.Patch(ctx, obj, opts...); err != nil {
 		if !obj.GetDeletionTimestamp().IsZero() {
 			err = client.IgnoreNotFound(err)
 		}
-		recErr = errors.Join(recErr, err)
+		return res, errors.Join(recErr, err)
 	}
+	s.notify(obj, prevReady, notReady, cause)
 	return res, recErr
+}
+
+// notify records the event of a change of Ready's status or reason.
+func (s Summary) notify(obj Object, was *metav1.Condition, notReady bool, cause error) {
+	c := conditions.Get(obj, meta.ReadyCondition)
+	if s.Notify == nil || c == nil || (was != nil && was.Status == c.Status && was.Reason == c.Reason) {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	switch {
+	case c.Status == metav1.ConditionTrue && was == nil:
+		return
+	case c.Status == metav1.ConditionTrue, notReady:
+	default:
+		eventType = PolicyOf(cause).Event
+	}
+	var md map[string]string
+	if o, ok := obj.(eventMetadata); ok {
+		md = o.EventMetadata()
+	}
+	s.Notify.Record(obj, md, eventType, c.Reason, c.Message)
 }
 
 // keepReadyTransition gives a Ready that Finish deleted and the finalizer set
@@ -137,22 +240,4 @@ func anyTrue(obj conditions.Getter, types []string) bool {
 		}
 	}
 	return false
-}
-
-// PatchRuleStatus ends the reconcile of a rule kind (TrustSource,
-// AccountSource), whose steps set Ready and Stalled themselves: it records
-// the handled reconcile.fluxcd.io/requestedAt and patches the status with
-// Ready and Stalled owned and observedGeneration set.
-func PatchRuleStatus(ctx context.Context, patcher *patch.SerialPatcher, obj interface {
-	client.Object
-	conditions.Setter
-}, fieldOwner string) error {
-	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
-		if err := object.SetStatusLastHandledReconcileAt(obj, v); err != nil {
-			return fmt.Errorf("recording the handled reconcile request: %w", err)
-		}
-	}
-	return patcher.Patch(ctx, obj,
-		patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.StalledCondition}},
-		patch.WithStatusObservedGeneration{}, patch.WithFieldOwner(fieldOwner))
 }
