@@ -34,7 +34,8 @@ import (
 // patch, on every path (suspended, deleted, failed) once the object was read.
 //
 // Readiness and suspension are not recorded here: like Flux since 2.1, credo
-// exposes them through kube-state-metrics (config/monitoring).
+// exposes them through kube-state-metrics (config/monitoring). Run times
+// every reconcile so:
 //
 //	t := StartTimer(r.Metrics, req)
 //	defer func() { t.Done(ctx, obj) }()
@@ -49,11 +50,12 @@ type Timer struct {
 	Gone bool
 }
 
+// StartTimer starts timing the reconcile of req.
 func StartTimer(m fluxcontroller.Metrics, req ctrl.Request) *Timer {
 	return &Timer{metrics: m, key: req.NamespacedName, start: time.Now()}
 }
 
-// done records the duration for obj. An object that is gone has its series
+// Done records the duration for obj. An object that is gone has its series
 // deleted, since most credo kinds carry no finalizer and are never seen
 // deleted: a deleted object must not leave a series behind. An object
 // being deleted with no finalizer of ours left has it deleted by Flux's
