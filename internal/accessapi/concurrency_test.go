@@ -195,6 +195,6 @@ func TestAuditLogNamesTheCallsAndHoldsNoPassword(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, p := range passwords {
 		g.Expect(strings.Contains(string(raw), p)).To(BeFalse(), "the audit log holds no password (value not printed)")
-		g.Expect(strings.Contains(logs.String(), p)).To(BeFalse(), "the logs hold no password (value not printed)")
+		g.Expect(strings.Contains(env.Logs.String(), p)).To(BeFalse(), "the logs hold no password (value not printed)")
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -39,13 +38,10 @@ import (
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
+// newNamespace creates a namespace for one test.
 func newNamespace(t testing.TB) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "access-"}}
-	if err := platform.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	return ns.Name
+	return env.NewNamespace(t)
 }
 
 // newAccount declares a HelmRelease and a CredentialAccount and waits for
@@ -53,18 +49,7 @@ func newNamespace(t testing.TB) string {
 func newAccount(t testing.TB, ns, name, username, format string, owner credv1.AccountOwner) *corev1.Secret {
 	t.Helper()
 	ctx := context.Background()
-	hr := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-				Chart: "postgres", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"},
-			}},
-		},
-	}
-	if err := platform.Create(ctx, hr); err != nil {
-		t.Fatalf("creating HelmRelease: %v", err)
-	}
+	env.NewHelmRelease(t, ns, name, "postgres", nil)
 	a := &credv1.CredentialAccount{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: credv1.CredentialAccountSpec{

@@ -90,7 +90,7 @@ func TestJoinTokenRequestReturnsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
 	g.Expect(jt.OwnerReferences[0].UID).To(Equal(p.UID), "the token goes with its policy")
 	raw, _ := json.Marshal(jt)
 	g.Expect(string(raw)).NotTo(ContainSubstring(tok.Secret), "the record holds no secret")
-	g.Expect(logs.String()).NotTo(ContainSubstring(tok.Secret), "no log line holds the secret")
+	g.Expect(env.Logs.String()).NotTo(ContainSubstring(tok.Secret), "no log line holds the secret")
 
 	// A shorter lifetime is honoured; a longer one is refused.
 	short, err := requestToken(ctx, c, ns, p.Name, 10*time.Minute)

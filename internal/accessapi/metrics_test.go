@@ -18,42 +18,20 @@ package accessapi_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/verifier"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // counter reads a credo counter from controller-runtime's registry, which
 // the credential-controller serves on its metrics endpoint, and returns
 // every label value gathered on the way.
 func counter(g Gomega, name string, want map[string]string) (float64, []string) {
-	families, err := crmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	var value float64
-	var seen []string
-	for _, mf := range families {
-		if !strings.HasPrefix(mf.GetName(), "credo_") {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			match := mf.GetName() == name
-			for _, lp := range m.GetLabel() {
-				seen = append(seen, lp.GetValue())
-				if want[lp.GetName()] != "" && want[lp.GetName()] != lp.GetValue() {
-					match = false
-				}
-			}
-			if match {
-				value = m.GetCounter().GetValue()
-			}
-		}
-	}
-	return value, seen
+	return testenv.CounterValue(g, name, want), testenv.CredoLabelValues(g)
 }
 
 func TestMintsRevocationsAndRefusalsAreCountedWithoutSecretMaterial(t *testing.T) {
