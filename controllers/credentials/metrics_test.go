@@ -19,28 +19,22 @@ package credentials
 import (
 	"context"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
-
-	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/tests/testenv"
 )
 
 func TestEveryReconcilerRecordsItsDurationAndDropsItWhenTheObjectIsGone(t *testing.T) {
-	for _, tc := range []struct {
-		kind   string
-		create func(t *testing.T, ns string) client.Object
-	}{
-		{credv1.CredentialAccountKind, func(t *testing.T, ns string) client.Object {
+	env.RecordsDurationAndDropsIt(t, []testenv.DurationCase{
+		{Kind: credv1.CredentialAccountKind, Create: func(t *testing.T, ns string) client.Object {
 			env.NewHelmRelease(t, ns, "pg", "postgres", nil)
 			return newAccount(t, ns, "pg-app", "pg", "app", "scram-sha-256")
 		}},
-		{credv1.AccountSourceKind, func(t *testing.T, ns string) client.Object {
+		{Kind: credv1.AccountSourceKind, Create: func(t *testing.T, ns string) client.Object {
 			src := &credv1.AccountSource{
 				ObjectMeta: metav1.ObjectMeta{Name: "metrics-" + ns},
 				Spec: credv1.AccountSourceSpec{Chart: "none-" + ns, Sources: []credv1.AccountSourceEntry{
@@ -51,28 +45,7 @@ func TestEveryReconcilerRecordsItsDurationAndDropsItWhenTheObjectIsGone(t *testi
 			NewWithT(t).Expect(env.Client.Create(context.Background(), src)).To(Succeed())
 			return src
 		}},
-	} {
-		t.Run(tc.kind, func(t *testing.T) {
-			t.Parallel()
-			g := NewWithT(t)
-			ns := env.NewNamespace(t)
-			obj := tc.create(t, ns)
-			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
-
-			g.Eventually(func() uint64 {
-				n, _ := env.DurationSamples(g, tc.kind, obj.GetNamespace(), obj.GetName())
-				return n
-			}, 30*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 1),
-				"a reconcile of the %s is recorded in gotk_reconcile_duration_seconds", tc.kind)
-
-			g.Expect(env.Client.Delete(context.Background(), obj)).To(Succeed())
-			g.Eventually(func() bool {
-				_, found := env.DurationSamples(g, tc.kind, obj.GetNamespace(), obj.GetName())
-				return found
-			}, 30*time.Second, 100*time.Millisecond).Should(BeFalse(),
-				"the series of the deleted %s is dropped", tc.kind)
-		})
-	}
+	})
 }
 
 func TestCredentialCountersMoveForSecretsCreatedAndCollisions(t *testing.T) {
