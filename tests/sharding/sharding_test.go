@@ -19,13 +19,6 @@ package sharding
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -46,6 +39,7 @@ import (
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 const (
@@ -81,10 +75,11 @@ func TestTwoShardsNeverBothActOnOneObject(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	defer env.Stop()
 	c := env.Client
-	kubeconfigs := grantShardRBAC(ctx, t, env, "shard1", "shard2")
 	for _, ns := range []string{tenant, platformNamespace} {
 		g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
+	// After the platform namespace: the enrollment-controller's Role lives there.
+	kubeconfigs := grantShardRBAC(ctx, t, env, "shard1", "shard2")
 	g.Expect(c.Create(ctx, &credv1.AccountSource{
 		ObjectMeta: metav1.ObjectMeta{Name: accountSource, Labels: map[string]string{shard.Key: "shard1"}},
 		Spec: credv1.AccountSourceSpec{Chart: "db", Sources: []credv1.AccountSourceEntry{{
@@ -136,7 +131,7 @@ func TestTwoShardsNeverBothActOnOneObject(t *testing.T) {
 	waitLabel(ctx, g, c, &credv1.CredentialAccount{}, "one-admin", "shard2")
 	// Then the unit changes: its CA rotates, its account is asked to
 	// reconcile, a workload registers under its policy.
-	rotated := selfSignedCA(t, "one-rotated")
+	rotated, _ := testpki.CA(t, "one-rotated")
 	patchSecretData(ctx, t, c, "one-ca", rotated)
 	requestReconcile(ctx, t, c, "one-app", "after-the-move")
 	createPendingWorkload(ctx, t, c, "one-wl-2", "one")
@@ -236,7 +231,7 @@ func createUnit(ctx context.Context, t *testing.T, c client.Client, u, shardName
 			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: "db",
 				SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"}}}},
 	})).To(Succeed())
-	cert := selfSignedCA(t, u)
+	cert, _ := testpki.CA(t, u)
 	g.Expect(c.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: u + "-ca", Namespace: tenant, Labels: map[string]string{
 			labelDomain + "/publish-ca-cert": "true", labelDomain + "/publish-ca-cert-release": u}},
@@ -320,24 +315,4 @@ func requestReconcile(ctx context.Context, t *testing.T, c client.Client, accoun
 	before := a.DeepCopy()
 	metav1.SetMetaDataAnnotation(&a.ObjectMeta, meta.ReconcileRequestAnnotation, token)
 	g.Expect(c.Patch(ctx, &a, client.MergeFrom(before))).To(Succeed())
-}
-
-// selfSignedCA returns a CA certificate (PEM) of common name cn; its key is
-// thrown away.
-func selfSignedCA(t *testing.T, cn string) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
