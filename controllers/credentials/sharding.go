@@ -40,10 +40,16 @@ import (
 // enrollment-controller caches everything (its listener, on every replica,
 // answers for every policy) and reconciles only the policies of its shard.
 
+// ShardedObjects are the kinds the credential-controller caches for its shard only:
+// ConfigureCache passes them to Shard.ByObject.
 func ShardedObjects() []client.Object {
 	return []client.Object{&helmv2.HelmRelease{}, &credv1.CredentialAccount{}}
 }
 
+// servesAccount reports whether the request's CredentialAccount is this
+// shard's to reconcile: it is in the cache, and its release is too or
+// exists in no shard. An account whose release is in another shard is
+// handed over to it.
 func (r *CredentialAccountReconciler) servesAccount(ctx context.Context, req ctrl.Request) (bool, error) {
 	var acct credv1.CredentialAccount
 	if err := r.Get(ctx, req.NamespacedName, &acct); err != nil {
@@ -64,6 +70,9 @@ func (r *CredentialAccountReconciler) servesAccount(ctx context.Context, req ctr
 	return false, nil
 }
 
+// handOver moves a generated account whose release is in another shard to
+// that shard, and reports whether it did; unsharded, or when the release
+// is gone, it does nothing.
 func (r *AccountSourceReconciler) handOver(ctx context.Context, acct *credv1.CredentialAccount) (bool, error) {
 	key := client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}
 	owner, err := r.Shard.Elsewhere(ctx, r.APIReader, shard.HelmReleaseGVK, key)
@@ -77,6 +86,8 @@ func (r *AccountSourceReconciler) handOver(ctx context.Context, acct *credv1.Cre
 	return moved, err
 }
 
+// takeOver moves a generated account that another shard holds to this
+// shard, which serves its release; want carries the release's shard labels.
 func (r *AccountSourceReconciler) takeOver(ctx context.Context, want *credv1.CredentialAccount) error {
 	if !r.Shard.Sharded() {
 		return nil

@@ -27,6 +27,9 @@ import (
 	"github.com/credo-dev/credo/internal/shard"
 )
 
+// servesWorkload reports whether the request's Workload is this shard's: a
+// Workload follows its EnrollmentPolicy, and its own labels only when the
+// policy does not exist.
 func servesWorkload(c client.Reader, s shard.Shard) func(context.Context, ctrl.Request) (bool, error) {
 	return func(ctx context.Context, req ctrl.Request) (bool, error) {
 		var wl enrollv1.Workload

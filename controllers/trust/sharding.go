@@ -20,7 +20,6 @@ import (
 	"context"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,13 +39,21 @@ import (
 // enrollment-controller caches everything (its listener, on every replica,
 // answers for every policy) and reconciles only the policies of its shard.
 
+// ShardedObjects are the kinds the trust-controller caches for its shard only:
+// ConfigureCache passes them to Shard.ByObject.
 func ShardedObjects() []client.Object {
 	return []client.Object{&helmv2.HelmRelease{}, &trustv1.TrustAnchor{}}
 }
 
-func (r *TrustAnchorReconciler) servesRelease(ctx context.Context, req ctrl.Request) (bool, error) {
-	if err := r.Get(ctx, req.NamespacedName, &helmv2.HelmRelease{}); !apierrors.IsNotFound(err) {
-		return err == nil, err
+// servesWithoutRelease reports whether a request whose HelmRelease is not
+// in this shard's cache is still this shard's (a release in the cache is).
+// Unsharded, it is. A TrustAnchor held here whose release is not is handed
+// over when the release exists in another shard, and reconciled (as
+// HelmReleaseNotFound) when it does not exist; with no TrustAnchor either,
+// there is nothing here (their events come to the shard that holds them).
+func (r *TrustAnchorReconciler) servesWithoutRelease(ctx context.Context, req ctrl.Request) (bool, error) {
+	if !r.Shard.Sharded() {
+		return true, nil
 	}
 	var ta trustv1.TrustAnchor
 	if err := r.Get(ctx, req.NamespacedName, &ta); err != nil {
@@ -63,6 +70,10 @@ func (r *TrustAnchorReconciler) servesRelease(ctx context.Context, req ctrl.Requ
 	return false, nil
 }
 
+// takeOver moves a release's TrustAnchor that another shard holds to this
+// shard, which serves the release; called when creating it found it there.
+// Its holder hands it over itself when it runs; this covers a holder that
+// no longer runs, or TrustAnchors made before sharding was turned on.
 func (r *TrustAnchorReconciler) takeOver(ctx context.Context, hr *helmv2.HelmRelease) error {
 	if !r.Shard.Sharded() {
 		return nil

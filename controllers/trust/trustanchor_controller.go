@@ -96,7 +96,10 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		Metrics: r.Metrics,
 		Summary: trustAnchorSummary,
 		Start: func(ctx context.Context) (bool, error) {
-			if ok, err := r.serves(ctx, req.Namespace); err != nil || !ok {
+			// The release and its namespace's labels are read once here,
+			// and only from the cache.
+			ns := &namespaceLabels{name: req.Namespace}
+			if ok, err := r.serves(ctx, ns); err != nil || !ok {
 				return false, client.IgnoreNotFound(err)
 			}
 			hr = &helmv2.HelmRelease{}
@@ -105,9 +108,12 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 					return false, err
 				}
 				hr = nil
+				if ok, err := r.servesWithoutRelease(ctx, req); err != nil || !ok {
+					return false, err
+				}
 			}
 			var err error
-			cands, err = r.discover(ctx, req.Namespace, req.Name, hr)
+			cands, err = r.discover(ctx, req.Namespace, req.Name, hr, ns)
 			return err == nil, err
 		},
 		Missing: func(ctx context.Context) error {
@@ -184,7 +190,7 @@ func (r *TrustAnchorReconciler) followDiscovery(ctx context.Context, ta *trustv1
 	if err := r.Patch(ctx, ta, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("moving TrustAnchor to %s: %w", c, err)
 	}
-	ta.Status.Leg, ta.Status.TrustSource = legOf(ta)
+	ta.Status.Leg, ta.Status.TrustSource = c.leg, c.trustSource
 	return nil
 }
 
@@ -252,11 +258,11 @@ func (r *TrustAnchorReconciler) writer() *projection.Writer {
 }
 
 // serves reports whether the namespace matches the namespace selector.
-func (r *TrustAnchorReconciler) serves(ctx context.Context, namespace string) (bool, error) {
+func (r *TrustAnchorReconciler) serves(ctx context.Context, ns *namespaceLabels) (bool, error) {
 	if r.NamespaceSelector == nil || r.NamespaceSelector.Empty() {
 		return true, nil
 	}
-	l, err := r.namespaceLabels(ctx, namespace)
+	l, err := ns.get(ctx, r.Client)
 	if err != nil {
 		return false, err
 	}

@@ -79,7 +79,7 @@ func legOf(ta *trustv1.TrustAnchor) (trustv1.Leg, string) {
 // discover returns the claims of the label and name legs on a release, label
 // leg first, then TrustSources by name; claims of the same Secret and key are
 // one.
-func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release string, hr *helmv2.HelmRelease) ([]candidate, error) {
+func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release string, hr *helmv2.HelmRelease, ns *namespaceLabels) ([]candidate, error) {
 	var out []candidate
 	var secrets metav1.PartialObjectMetadataList
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
@@ -99,7 +99,7 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 	sort.Slice(out, func(i, j int) bool { return out[i].source.Name < out[j].source.Name })
 
 	if hr != nil {
-		rules, err := r.matchingTrustSources(ctx, hr)
+		rules, err := r.matchingTrustSources(ctx, hr, ns)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +137,7 @@ func dedupe(in []candidate) []candidate {
 
 // matchingTrustSources returns the TrustSources that select hr, sorted by
 // name. Suspended ones are included: their claims stand.
-func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *helmv2.HelmRelease) ([]trustv1.TrustSource, error) {
+func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *helmv2.HelmRelease, ns *namespaceLabels) ([]trustv1.TrustSource, error) {
 	var list trustv1.TrustSourceList
 	if err := r.Client.List(ctx, &list); err != nil {
 		return nil, fmt.Errorf("listing TrustSources: %w", err)
@@ -147,7 +147,7 @@ func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *he
 	for _, ts := range list.Items {
 		if ts.Spec.NamespaceSelector != nil && nsLabels == nil {
 			var err error
-			if nsLabels, err = r.namespaceLabels(ctx, hr.Namespace); err != nil {
+			if nsLabels, err = ns.get(ctx, r.Client); err != nil {
 				return nil, err
 			}
 		}
@@ -175,11 +175,29 @@ func ruleOf(ts *trustv1.TrustSource) release.Rule {
 	return release.Rule{Chart: ts.Spec.Chart, ReleaseSelector: ts.Spec.ReleaseSelector, NamespaceSelector: ts.Spec.NamespaceSelector}
 }
 
-// namespaceLabels reads a namespace's labels from the metadata cache.
-func (r *TrustAnchorReconciler) namespaceLabels(ctx context.Context, name string) (labels.Set, error) {
+// namespaceLabels are the labels of one namespace, read from the metadata
+// cache at most once per reconcile, when first needed.
+type namespaceLabels struct {
+	name string
+	set  labels.Set
+	err  error
+	read bool
+}
+
+// get returns the labels, reading them on the first call.
+func (n *namespaceLabels) get(ctx context.Context, c client.Reader) (labels.Set, error) {
+	if !n.read {
+		n.read = true
+		n.set, n.err = readNamespaceLabels(ctx, c, n.name)
+	}
+	return n.set, n.err
+}
+
+// readNamespaceLabels reads a namespace's labels from the metadata cache.
+func readNamespaceLabels(ctx context.Context, c client.Reader, name string) (labels.Set, error) {
 	var ns metav1.PartialObjectMetadata
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil {
 		return nil, fmt.Errorf("reading namespace %s: %w", name, err)
 	}
 	return labels.Set(ns.Labels), nil

@@ -60,7 +60,8 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("trustanchor").
-		Complete(r.Shard.Gate(r, r.servesRelease))
+		// The shard is judged in Reconcile, which reads the release anyway.
+		Complete(r)
 }
 
 // requestsForSecret maps a Secret to the releases it may concern: the
@@ -112,7 +113,7 @@ func (r *TrustAnchorReconciler) requestsForTrustSource(ctx context.Context, o cl
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
 		if _, seen := nsLabels[hr.Namespace]; !seen && ts.Spec.NamespaceSelector != nil {
-			l, err := r.namespaceLabels(ctx, hr.Namespace)
+			l, err := readNamespaceLabels(ctx, r.Client, hr.Namespace)
 			if err != nil {
 				log.Error(err, "reading namespace labels", "namespace", hr.Namespace)
 			}

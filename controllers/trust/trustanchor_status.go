@@ -54,8 +54,9 @@ func anchorEventMetadata(ta *trustv1.TrustAnchor, extra ...string) map[string]st
 		trustv1.EventSourceKeyKey:  ta.GetSourceKey(),
 		trustv1.EventProjectionKey: ta.ProjectionName(),
 	}
-	if leg, _ := legOf(ta); leg != "" {
-		md[trustv1.EventLegKey] = string(leg)
+	// The leg as this reconcile found it (followDiscovery, its first step).
+	if ta.Status.Leg != "" {
+		md[trustv1.EventLegKey] = string(ta.Status.Leg)
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		md[extra[i]] = extra[i+1]
