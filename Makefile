@@ -49,8 +49,16 @@ control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kubect
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.
-	$(CONTROLLER_GEN) crd rbac:roleName=credo-manager paths="github.com/credo-dev/credo/api/..." paths="./controllers/..." paths="./internal/accessapi/..." paths="./internal/enrollment/..." paths="./internal/ca/..." \
-		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) crd paths="github.com/credo-dev/credo/api/..." output:crd:artifacts:config=config/crd/bases
+	# One role per controller binary, from the markers of the packages it runs.
+	$(CONTROLLER_GEN) rbac:roleName=credo-trust-controller,fileName=trust_controller_role.yaml \
+		paths="./controllers/trust/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=credo-credential-controller,fileName=credential_controller_role.yaml \
+		paths="./controllers/credentials/..." paths="./internal/account/..." paths="./internal/accessapi/..." \
+		output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=credo-enrollment-controller,fileName=enrollment_controller_role.yaml \
+		paths="./controllers/enrollment/..." paths="./internal/enrollment/..." paths="./internal/ca/..." \
+		output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) crd paths="github.com/fluxcd/helm-controller/api/v2" \
 		paths="github.com/fluxcd/source-controller/api/v1" \
 		paths="github.com/fluxcd/kustomize-controller/api/v1" \

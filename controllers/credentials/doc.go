@@ -18,9 +18,14 @@ limitations under the License.
 // CredentialAccount, which keeps an account's Secret (a verifier) and
 // delivers it to the release, and AccountSource, which derives accounts
 // from release values. Setup builds them for cmd/credential-controller and
-// the tests alike; the RBAC markers here, with internal/accessapi's,
-// generate the credential-controller's own ClusterRole.
+// the tests alike; the RBAC markers here, with internal/account's (the
+// writer of account Secrets) and internal/accessapi's, generate the
+// credential-controller's own ClusterRole (make manifests).
+//
+// Secrets: the reconcilers watch them as metadata only and read them
+// uncached; every write goes through internal/account.
 //
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 package credentials

@@ -20,7 +20,8 @@ limitations under the License.
 // certificate and collects pending ones. Setup builds them for
 // cmd/enrollment-controller and the tests alike; the RBAC markers here,
 // with internal/enrollment's and internal/ca's, generate the
-// enrollment-controller's own ClusterRole.
+// enrollment-controller's own ClusterRole, and the Role of its namespace
+// where the embedded CA keeps its Secret (make manifests).
 //
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 package enrollment

@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=get;patch
+// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=get;patch,resourceNames=v1alpha1.access.credo.dev
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=get
 
 // ServingCert is the access API's serving certificate, shared by every

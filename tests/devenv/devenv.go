@@ -34,7 +34,6 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -74,22 +73,35 @@ type Environment struct {
 	// EnrollmentURL is where agents reach the enrollment listener.
 	EnrollmentURL string
 
-	controllerKubeconfig string
-	accessAPIPort        int
+	// kubeconfigs are the controllers' own, by controller name.
+	kubeconfigs   map[string]string
+	accessAPIPort int
 }
 
 // PlatformNamespace is where credo keeps platform accounts' passwords.
 const PlatformNamespace = "credo-system"
 
-// controllerUser is the identity the controllers run as.
-const controllerUser = "credo-controller"
+// ServiceAccount is the ServiceAccount config/manager runs the named
+// controller binary as, in PlatformNamespace.
+func ServiceAccount(controller string) string { return "credo-" + controller }
 
-// grantControllerRBAC applies the generated ClusterRole, binds it to the
-// controller user, and returns that user's kubeconfig.
-func (e *Environment) grantControllerRBAC(ctx context.Context, role string) (string, error) {
-	// The platform namespace holds the kept passwords of platform accounts.
+// rbacConfig is what the controllers' identities are bound by, as shipped:
+// config/rbac (each controller's generated roles, ServiceAccount and
+// bindings) and the access API's delegated authentication and
+// authorization, bound to the credential-controller's ServiceAccount.
+var rbacConfig = [][]string{
+	{"-k", "config/rbac"},
+	{"-f", "config/apiservice/auth_delegator.yaml"},
+}
+
+// grantControllerRBAC applies rbacConfig and returns, per controller, the
+// kubeconfig of its ServiceAccount's user: each binary runs with the RBAC
+// config/rbac gives its ServiceAccount, and nothing more.
+func (e *Environment) grantControllerRBAC(ctx context.Context, root string) (map[string]string, error) {
+	// The platform namespace holds the kept passwords of platform accounts
+	// and the controllers' ServiceAccounts.
 	if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: PlatformNamespace}}); err != nil {
-		return "", fmt.Errorf("creating namespace %s: %w", PlatformNamespace, err)
+		return nil, fmt.Errorf("creating namespace %s: %w", PlatformNamespace, err)
 	}
 	// credo itself, installed as Flux installs it: the release the embedded
 	// enrollment CA is published under as a trust anchor.
@@ -103,27 +115,23 @@ func (e *Environment) grantControllerRBAC(ctx context.Context, role string) (str
 		},
 	}
 	if err := e.Client.Create(ctx, install); err != nil {
-		return "", fmt.Errorf("creating HelmRelease %s/%s: %w", PlatformNamespace, InstallRelease, err)
+		return nil, fmt.Errorf("creating HelmRelease %s/%s: %w", PlatformNamespace, InstallRelease, err)
 	}
-	if out, err := e.Kubectl(ctx, "apply", "--server-side", "-f", role); err != nil {
-		return "", fmt.Errorf("applying %s: %w\n%s", role, err, out)
+	for _, source := range rbacConfig {
+		if out, err := e.Kubectl(ctx, "apply", "--server-side", source[0], filepath.Join(root, source[1])); err != nil {
+			return nil, fmt.Errorf("applying %s: %w\n%s", source[1], err, out)
+		}
 	}
-
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "credo-manager-dev"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "credo-manager"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
+	kubeconfigs := map[string]string{}
+	for _, name := range Controllers {
+		user, groups := controlplane.ServiceAccountUser(PlatformNamespace, ServiceAccount(name))
+		path, err := e.WriteKubeconfig(user, groups, name+".kubeconfig")
+		if err != nil {
+			return nil, err
+		}
+		kubeconfigs[name] = path
 	}
-	if err := e.Client.Create(ctx, binding); err != nil {
-		return "", fmt.Errorf("binding the controller role: %w", err)
-	}
-	// The access API delegates authentication and authorization to
-	// kube-apiserver, as config/apiservice grants its ServiceAccount.
-	if err := accessapi.GrantDelegatedAuth(ctx, e.Config, "credo-controller-dev",
-		rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}); err != nil {
-		return "", err
-	}
-	return e.WriteKubeconfig(controllerUser, nil, "controller.kubeconfig")
+	return kubeconfigs, nil
 }
 
 // Start brings the system up. On error everything started is stopped.
@@ -149,10 +157,10 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 			_ = e.Stop()
 		}
 	}()
-	// The controllers run as a plain user bound to the ClusterRole that
-	// config/rbac ships, so the RBAC they are installed with is the RBAC
-	// they are tested with.
-	if e.controllerKubeconfig, err = e.grantControllerRBAC(ctx, filepath.Join(root, "config", "rbac", "role.yaml")); err != nil {
+	// Each controller runs as its own ServiceAccount's user, bound by the
+	// roles config/rbac ships, so the RBAC they are installed with is the
+	// RBAC they are tested with.
+	if e.kubeconfigs, err = e.grantControllerRBAC(ctx, root); err != nil {
 		return nil, err
 	}
 	if err := e.applyTenantRoles(ctx, root); err != nil {
@@ -224,7 +232,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 			"--access-api-secure-port="+strconv.Itoa(e.accessAPIPort),
 			"--access-api-bind-address=127.0.0.1",
 			"--access-api-cert-dir="+filepath.Join(e.Dir, "access-api"),
-			"--access-api-kubeconfig="+e.controllerKubeconfig)
+			"--access-api-kubeconfig="+e.kubeconfigs[name])
 	}
 	if name == enrollmentController {
 		// A restarted controller listens where agents know it.
@@ -238,7 +246,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 		args = append(args, "--namespace="+PlatformNamespace, "--enrollment-addr="+addr,
 			"--enrollment-hosts=127.0.0.1,localhost")
 	}
-	c.Process, err = e.StartProcess(name, binary, []string{"KUBECONFIG=" + e.controllerKubeconfig}, args...)
+	c.Process, err = e.StartProcess(name, binary, []string{"KUBECONFIG=" + e.kubeconfigs[name]}, args...)
 	if err != nil {
 		return c, err
 	}

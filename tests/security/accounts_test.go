@@ -39,14 +39,14 @@ var accountKeys = account.NewKeys("credentials.cozystack.io")
 // A principal who may write the Secrets of a namespace (the built-in edit
 // and admin roles may) can neither plant an account Secret, nor forge the
 // identity of an account on one, nor rewrite the password or the record of
-// one credo wrote; credo's ServiceAccount can.
+// one credo wrote; the credential-controller's ServiceAccount can.
 func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
 	admissionPolicy(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	tenant := secretWriter(t, ns, "oscar")
-	credo := userClient(t, trustControllerUser, trustControllerGroups...)
+	credo := userClient(t, credentialControllerUser, credentialControllerGroups...)
 	planted := func(name string, annotations map[string]string) *corev1.Secret {
 		return &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations},
@@ -66,7 +66,7 @@ func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
 
 	// An account Secret credo wrote.
 	written := planted(credv1.AccountSecretName("pg", "app"), map[string]string{accountKeys.AccountUID: "5b7e-account", accountKeys.Origin: string(credv1.OriginNotIssued)})
-	g.Expect(credo.Create(ctx, written, client.FieldOwner(account.FieldOwner))).To(Succeed(), "credo's ServiceAccount is admitted")
+	g.Expect(credo.Create(ctx, written, client.FieldOwner(account.FieldOwner))).To(Succeed(), "the credential-controller's ServiceAccount is admitted")
 	var cur corev1.Secret
 	g.Expect(tenant.Get(ctx, client.ObjectKeyFromObject(written), &cur)).To(Succeed())
 	rewritten := cur.DeepCopy()
@@ -133,8 +133,8 @@ func TestOnlyThePlatformWritesPlatformAccounts(t *testing.T) {
 	rotated.Spec.Rotate = "now"
 	expectRefused(g, tenant.Update(ctx, rotated), "rotating a platform account")
 	expectRefused(g, tenant.Delete(ctx, &cur), "deleting a platform account")
-	g.Expect(userClient(t, trustControllerUser, trustControllerGroups...).Create(ctx,
-		declare("backup", credv1.OwnerPlatform, nil), client.DryRunAll)).To(Succeed(), "credo's ServiceAccount is admitted")
+	g.Expect(userClient(t, credentialControllerUser, credentialControllerGroups...).Create(ctx,
+		declare("backup", credv1.OwnerPlatform, nil), client.DryRunAll)).To(Succeed(), "the credential-controller's ServiceAccount is admitted")
 }
 
 // credo writes an account's secretLabels under its own identity, which the

@@ -129,15 +129,16 @@ func TestTenantCannotForgeOrWithdrawALabelLegSource(t *testing.T) {
 }
 
 // The identities the platform names (here cert-manager's ServiceAccount,
-// in the default parameters) publish; so does credo's own ServiceAccount
-// (the enrollment CA).
+// in the default parameters) publish; so does the enrollment-controller's
+// ServiceAccount (the enrollment CA, in its own namespace: the only one
+// where it may write a Secret).
 func TestNamedIdentitiesPublish(t *testing.T) {
 	admissionPolicy(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	publishedAnchor(t, ns, "redis")
-	g.Expect(userClient(t, trustControllerUser, trustControllerGroups...).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "enrollment-ca", Namespace: ns, Labels: keys.PublishLabels("credo")},
+	g.Expect(userClient(t, enrollmentControllerUser, enrollmentControllerGroups...).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "enrollment-ca", Namespace: platformNamespace, Labels: keys.PublishLabels("credo")},
 		Data:       map[string][]byte{"ca.crt": testCA(t, "enrollment")},
 	}, client.DryRunAll)).To(Succeed())
 }
@@ -145,7 +146,7 @@ func TestNamedIdentitiesPublish(t *testing.T) {
 // Only credo's trust-controller writes Secrets named <release>.tenant-ca
 // or labelled <domain>/tenant-ca: a tenant cannot plant one, even under
 // the trust-controller's field manager, nor alter the real one. The
-// trust-controller, running as credo's ServiceAccount, projects as before.
+// trust-controller, running as its ServiceAccount, projects as before.
 func TestOnlyTheTrustControllerWritesTenantCASecrets(t *testing.T) {
 	admissionPolicy(t)
 	g := NewWithT(t)
@@ -173,7 +174,7 @@ func TestOnlyTheTrustControllerWritesTenantCASecrets(t *testing.T) {
 
 	g.Expect(userClient(t, trustControllerUser, trustControllerGroups...).Create(ctx,
 		planted("other"+trustv1.ProjectionSuffix, map[string]string{keys.TenantCA: "true"}), client.DryRunAll)).To(Succeed(),
-		"credo's ServiceAccount is admitted")
+		"the trust-controller's ServiceAccount is admitted")
 }
 
 // The policy leaves owner references open, so that the garbage collector

@@ -19,8 +19,9 @@ limitations under the License.
 // admin roles give a tenant once credo's roles are aggregated into them,
 // the shipped example tenant role, the ValidatingAdmissionPolicy of
 // config/admission, and the CEL validation of the trust kinds. The
-// trust-controller runs in-process as credo's ServiceAccount, bound by the
-// RBAC config/rbac ships.
+// trust-controller runs in-process as its own ServiceAccount, bound by the
+// RBAC config/rbac ships; each controller's ServiceAccount has the least
+// privilege its code needs (leastprivilege_test.go).
 package security
 
 import (
@@ -58,9 +59,9 @@ const (
 var (
 	env  *controlplane.Environment
 	keys = trustv1.NewContractKeys(domain)
-	// trustControllerUser is credo's ServiceAccount, as config/manager runs
-	// the trust-controller.
-	trustControllerUser, trustControllerGroups = controlplane.ServiceAccountUser(platformNamespace, "credo-controller")
+	// trustControllerUser is the trust-controller's ServiceAccount, as
+	// config/manager runs it.
+	trustControllerUser, trustControllerGroups = controlplane.ServiceAccountUser(platformNamespace, "credo-trust-controller")
 )
 
 func TestMain(m *testing.M) {
@@ -92,7 +93,7 @@ func run(m *testing.M) int {
 }
 
 // install creates the platform namespace and applies the RBAC credo ships:
-// config/rbac (the controllers' role bound to credo's ServiceAccount, the
+// config/rbac (each controller's roles bound to its ServiceAccount, the
 // roles aggregated into view, edit and admin) and the access API's roles.
 func install(ctx context.Context) error {
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNamespace}}); err != nil {
@@ -146,7 +147,8 @@ func apply(ctx context.Context, obj *unstructured.Unstructured) error {
 
 // startTrustController runs the TrustAnchor and TrustSource reconcilers
 // in-process, built as cmd/trust-controller builds them, authenticated as
-// credo's ServiceAccount with only the RBAC config/rbac binds to it.
+// the trust-controller's ServiceAccount with only the RBAC config/rbac binds
+// to it.
 func startTrustController(ctx context.Context) error {
 	cfg, err := env.UserConfig(trustControllerUser, trustControllerGroups)
 	if err != nil {

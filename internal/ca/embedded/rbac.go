@@ -17,6 +17,9 @@ limitations under the License.
 package embedded
 
 // The embedded CA keeps its key and certificate in a Secret of the
-// controller's namespace.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// controller's namespace (Options.Namespace, credo-system as config/
+// installs it) and records events on it: a Role of that namespace, never a
+// ClusterRole, so the enrollment-controller reads no Secret elsewhere. An
+// overlay's namespace transformer moves the Role with the controller.
+// +kubebuilder:rbac:groups="",namespace=credo-system,resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=credo-system,resources=events,verbs=create;patch
