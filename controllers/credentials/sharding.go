@@ -28,18 +28,6 @@ import (
 	"github.com/credo-dev/credo/internal/shard"
 )
 
-// Sharding (docs/guides/sharding.md). The shard of everything credo does
-// for a release is the shard of its HelmRelease: the trust-controller and
-// the credential-controller cache only the HelmReleases, TrustAnchors and
-// CredentialAccounts of their shard, and the objects credo creates for a
-// release carry its shard label. When a release moves to another shard,
-// the shard that holds its objects hands them over (Shard.Follow) on the
-// release's deletion event from its cache; the new shard takes over an
-// object its create finds held elsewhere, in case the old shard is gone.
-// Secrets, Namespaces and the cluster-scoped rules are cached whole. The
-// enrollment-controller caches everything (its listener, on every replica,
-// answers for every policy) and reconciles only the policies of its shard.
-
 // ShardedObjects are the kinds the credential-controller caches for its shard only:
 // ConfigureCache passes them to Shard.ByObject.
 func ShardedObjects() []client.Object {
