@@ -22,7 +22,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -40,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 const tenantCALabel = "internal.cozystack.io/tenant-ca"
@@ -65,7 +65,7 @@ func BenchmarkTrustControllerRSS(b *testing.B) {
 	}
 	defer env.Stop()
 
-	health := freeAddr(b)
+	health := testenv.FreeAddr(b)
 	proc, err := env.StartProcess("trust-controller", binary, []string{"GOMAXPROCS=2"},
 		"--metrics-addr=0", "--health-addr="+health)
 	if err != nil {
@@ -184,13 +184,6 @@ func waitReady(b *testing.B, url string) {
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	must(b, err)
-}
-
-func freeAddr(b *testing.B) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(b, err)
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func must(b *testing.B, err error) {

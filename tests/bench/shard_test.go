@@ -37,6 +37,7 @@ import (
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 const accountLabel = "credentials.cozystack.io/account"
@@ -166,7 +167,7 @@ func startShardProc(b *testing.B, env *controlplane.Environment, name string, ex
 	if _, err := os.Stat(binary); err != nil {
 		b.Fatalf("%s missing (run make build): %v", binary, err)
 	}
-	health, metrics := freeAddr(b), freeAddr(b)
+	health, metrics := testenv.FreeAddr(b), testenv.FreeAddr(b)
 	args := append([]string{"--metrics-addr=" + metrics, "--health-addr=" + health,
 		"--watch-label-selector=" + shard.Key + "=shard1"}, extra...)
 	p, err := env.StartProcess(name, binary, []string{"GOMAXPROCS=2"}, args...)

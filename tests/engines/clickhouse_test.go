@@ -34,6 +34,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/credo-dev/credo/internal/verifier"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // httpClient keeps no idle connections: ClickHouse waits for open ones when
@@ -96,7 +97,7 @@ func clickhouseServer() string {
 func startClickHouse(t *testing.T, names []string, hashes map[string]string) *clickhouse {
 	t.Helper()
 	dir := serverDir(t)
-	c := &clickhouse{tcpPort: freePort(t), httpPort: freePort(t), env: cleanEnv([]string{"CLICKHOUSE"})}
+	c := &clickhouse{tcpPort: testenv.FreePort(t), httpPort: testenv.FreePort(t), env: cleanEnv([]string{"CLICKHOUSE"})}
 	cfg := strings.NewReplacer("{{dir}}", dir, "{{tcp}}", strconv.Itoa(c.tcpPort), "{{http}}", strconv.Itoa(c.httpPort)).
 		Replace(clickhouseConfig)
 	for name, content := range map[string]string{"config.xml": cfg, "users.xml": usersXML(names, hashes)} {

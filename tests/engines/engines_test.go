@@ -38,7 +38,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -282,17 +281,6 @@ func each(n int, f func(i int) result) []result {
 	close(next)
 	wg.Wait()
 	return out
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // server is an engine process started by a test and stopped by its cleanup.

@@ -32,6 +32,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/credo-dev/credo/internal/verifier"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // mariadb is a MariaDB server started by a test.
@@ -56,7 +57,7 @@ func startMariaDB(t *testing.T, sec *secrets) *mariadb {
 	t.Helper()
 	dir := serverDir(t)
 	data := filepath.Join(dir, "data")
-	m := &mariadb{socket: filepath.Join(dir, "mariadb.sock"), port: freePort(t), sec: sec}
+	m := &mariadb{socket: filepath.Join(dir, "mariadb.sock"), port: testenv.FreePort(t), sec: sec}
 	m.env = cleanEnv([]string{"MYSQL", "MARIADB"})
 	r := runCmd(m.env, "", true, 2*time.Minute, "mariadb-install-db", "--no-defaults", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve")

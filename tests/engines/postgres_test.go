@@ -32,6 +32,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/credo-dev/credo/internal/verifier"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // postgres is a PostgreSQL 15 cluster started by a test.
@@ -56,7 +57,7 @@ func pgBin(name string) string {
 func startPostgres(t *testing.T, sec *secrets) *postgres {
 	t.Helper()
 	dir := serverDir(t)
-	p := &postgres{dir: dir, port: freePort(t), sec: sec}
+	p := &postgres{dir: dir, port: testenv.FreePort(t), sec: sec}
 	p.env = cleanEnv([]string{"PG"}, "PGCLIENTENCODING=UTF8", "PGCONNECT_TIMEOUT=10",
 		"PGSSLMODE=disable", "PGPASSFILE="+filepath.Join(dir, "no-passfile"), "PGAPPNAME=credo-engines")
 	data := filepath.Join(dir, "data")

@@ -23,7 +23,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -101,13 +100,13 @@ func TestKubeStateMetricsServesReadinessAndSuspendOfEveryCredoKind(t *testing.T)
 	secretHash := createOtherKinds(ctx, t, c, ns)
 
 	kubeconfig := kubeconfigWithShippedRole(ctx, t, env)
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	proc, err := env.StartProcess("kube-state-metrics", ksm, nil,
 		"--kubeconfig="+kubeconfig,
 		"--custom-resource-state-config-file="+filepath.Join(controlplane.RepoRoot(), "config", "monitoring", "kube-state-metrics.yaml"),
 		"--custom-resource-state-only=true",
 		"--host=127.0.0.1", "--port="+strconv.Itoa(port),
-		"--telemetry-host=127.0.0.1", "--telemetry-port="+strconv.Itoa(freePort(t)))
+		"--telemetry-host=127.0.0.1", "--telemetry-port="+strconv.Itoa(testenv.FreePort(t)))
 	g.Expect(err).NotTo(HaveOccurred()) // env.Stop stops it.
 
 	ready := map[string]string{"customresource_kind": "TrustAnchor", "name": "good", "exported_namespace": ns}
@@ -334,14 +333,4 @@ func with(base map[string]string, kv ...string) map[string]string {
 		out[kv[i]] = kv[i+1]
 	}
 	return out
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

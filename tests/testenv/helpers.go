@@ -18,6 +18,8 @@ package testenv
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -104,4 +106,22 @@ func (e *Env) NewSecret(t testing.TB, ns, name string, labels, annotations map[s
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, Annotations: annotations}, Data: data}
 	NewWithT(t).Expect(e.Client.Create(context.Background(), s)).To(Succeed())
 	return s
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// FreeAddr returns a loopback address (127.0.0.1:port) whose port was free
+// a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	return "127.0.0.1:" + strconv.Itoa(FreePort(t))
 }
