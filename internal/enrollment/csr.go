@@ -26,8 +26,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
+
+	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
 // maxCSRBytes bounds the PEM an agent may send.
@@ -37,10 +38,12 @@ const maxCSRBytes = 16 << 10
 var oidSubjectAltName = asn1.ObjectIdentifier{2, 5, 29, 17}
 
 // CheckCSR parses a PEM certificate request and checks that it is signed by
-// its own key and asks for exactly what the server signs: one URI SAN equal
-// to want, a subject that is empty or names the UUID, and nothing else. The
-// error says what was wrong, never the request's content beyond names.
-func CheckCSR(csrPEM []byte, want *url.URL, uuid string) (*x509.CertificateRequest, error) {
+// its own key and asks for exactly what the server signs: one URI SAN, the
+// workload URI of uuid, a subject that is empty or names the UUID, and
+// nothing else. The error says what was wrong, never the request's content
+// beyond names.
+func CheckCSR(csrPEM []byte, uuid string) (*x509.CertificateRequest, error) {
+	want := enrollapi.WorkloadURI(uuid)
 	if len(csrPEM) > maxCSRBytes {
 		return nil, fmt.Errorf("the certificate request is larger than %d bytes", maxCSRBytes)
 	}

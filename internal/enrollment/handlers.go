@@ -117,7 +117,7 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 			msg: fmt.Sprintf("workload %s already holds a certificate; it renews with it", id)})
 		return
 	}
-	csr, err := CheckCSR([]byte(req.CSR), enrollapi.WorkloadURI(id), id)
+	csr, err := CheckCSR([]byte(req.CSR), id)
 	if err != nil {
 		s.refuse(w, jt, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
 		return
@@ -169,7 +169,7 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 				leaf.NotAfter.UTC().Format("2006-01-02T15:04:05Z"), grace)})
 		return
 	}
-	csr, err := CheckCSR([]byte(req.CSR), enrollapi.WorkloadURI(id), id)
+	csr, err := CheckCSR([]byte(req.CSR), id)
 	if err != nil {
 		s.refuseRenewal(w, wl, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
 		return

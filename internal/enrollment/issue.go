@@ -68,7 +68,8 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		// now + the maximum too.
 		backdate = max(0, min(backdate, maxTTL-ttl))
 	}
-	uri := enrollapi.WorkloadURI(wl.Name)
+	// CheckCSR let through only the workload's own URI: sign that one.
+	uri := csr.URIs[0]
 	issued, err := s.CA.Sign(ctx, ca.SigningRequest{
 		CSR: csr.Raw, PublicKey: csr.PublicKey, URI: uri,
 		NotBefore: now.Add(-backdate), NotAfter: now.Add(ttl),
