@@ -35,8 +35,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
@@ -66,18 +64,8 @@ func repoPath(elem ...string) string {
 
 // build runs kustomize on dir, as `kubectl kustomize` and kustomize-controller do.
 func build(g Gomega, dir string) []*unstructured.Unstructured {
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	g.Expect(err).NotTo(HaveOccurred(), "kustomize build %s", dir)
-	var objs []*unstructured.Unstructured
-	for _, r := range resMap.Resources() {
-		// Through JSON, so that numbers are int64 or float64 as the API
-		// machinery expects.
-		raw, err := r.MarshalJSON()
-		g.Expect(err).NotTo(HaveOccurred())
-		u := &unstructured.Unstructured{}
-		g.Expect(u.UnmarshalJSON(raw)).To(Succeed())
-		objs = append(objs, u)
-	}
+	objs, err := testenv.Kustomize(dir)
+	g.Expect(err).NotTo(HaveOccurred())
 	return objs
 }
 
