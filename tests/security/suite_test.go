@@ -39,10 +39,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/credo-dev/credo/controllers/trust"
 	"github.com/credo-dev/credo/tests/controlplane"
@@ -65,31 +62,21 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	klog.SetLogger(logr.Discard())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer startCancel()
-	var err error
-	if env, err = controlplane.Start(startCtx, controlplane.Options{}); err != nil {
-		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-		return 1
-	}
-	defer env.Stop()
-	if err := install(startCtx); err != nil {
-		fmt.Fprintf(os.Stderr, "installing credo's RBAC: %v\n", err)
-		return 1
-	}
-	if err := startTrustController(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "starting the trust-controller: %v\n", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testenv.Main(m, testenv.Options{
+		ControllerName: trust.ControllerName, ConfigureCache: trust.ConfigureCache,
+		User: trustControllerUser, Groups: trustControllerGroups,
+	}, func(ctx context.Context, e *testenv.Env) error {
+		env = e.Environment
+		klog.SetLogger(logr.Discard())
+		if err := install(ctx); err != nil {
+			return fmt.Errorf("installing credo's RBAC: %w", err)
+		}
+		// The TrustAnchor and TrustSource reconcilers run in-process,
+		// built as cmd/trust-controller builds them, authenticated as the
+		// trust-controller's ServiceAccount with only the RBAC config/rbac
+		// binds to it.
+		return trust.Setup(ctx, e.Setup, trust.Options{LabelDomain: domain, ExpiryWarningWindow: 30 * 24 * time.Hour, Concurrent: 2})
+	}))
 }
 
 // install creates the platform namespace and applies the RBAC credo ships:
@@ -118,23 +105,7 @@ func install(ctx context.Context) error {
 
 // kustomize builds a directory of the repository, as kubectl apply -k does.
 func kustomize(dir string) ([]*unstructured.Unstructured, error) {
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(controlplane.RepoRoot(), dir))
-	if err != nil {
-		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, r := range resMap.Resources() {
-		raw, err := r.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(raw); err != nil {
-			return nil, err
-		}
-		objs = append(objs, u)
-	}
-	return objs, nil
+	return testenv.Kustomize(filepath.Join(controlplane.RepoRoot(), dir))
 }
 
 // apply server-side applies obj as the platform's administrator.
@@ -142,30 +113,5 @@ func apply(ctx context.Context, obj *unstructured.Unstructured) error {
 	if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("platform-admin"), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	return nil
-}
-
-// startTrustController runs the TrustAnchor and TrustSource reconcilers
-// in-process, built as cmd/trust-controller builds them, authenticated as
-// the trust-controller's ServiceAccount with only the RBAC config/rbac binds
-// to it.
-func startTrustController(ctx context.Context) error {
-	cfg, err := env.UserConfig(trustControllerUser, trustControllerGroups)
-	if err != nil {
-		return err
-	}
-	s, err := testenv.NewSetup(cfg, env.Scheme, trust.ControllerName, trust.ConfigureCache)
-	if err != nil {
-		return err
-	}
-	if err := trust.Setup(ctx, s, trust.Options{LabelDomain: domain, ExpiryWarningWindow: 30 * 24 * time.Hour, Concurrent: 2}); err != nil {
-		return err
-	}
-	mgr := s.Manager
-	go func() {
-		if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(os.Stderr, "trust-controller: %v\n", err)
-		}
-	}()
 	return nil
 }
