@@ -24,12 +24,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +40,7 @@ import (
 
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // auditPolicy logs every write: the requests on credo's own kinds in full
@@ -146,7 +145,7 @@ func grantShardRBAC(ctx context.Context, t *testing.T, env *controlplane.Environ
 func startShard(ctx context.Context, t *testing.T, env *controlplane.Environment, bin, shardName, kubeconfig string) {
 	t.Helper()
 	for _, c := range controllers {
-		health := freeAddr(t)
+		health := testenv.FreeAddr(t)
 		args := []string{
 			"--metrics-addr=0", "--health-addr=" + health, "--log-level=debug",
 			"--watch-label-selector=" + shard.Key + "=" + shardName,
@@ -155,7 +154,7 @@ func startShard(ctx context.Context, t *testing.T, env *controlplane.Environment
 		case "credential-controller":
 			args = append(args, "--access-api-secure-port=0", "--platform-namespace="+platformNamespace)
 		case "enrollment-controller":
-			args = append(args, "--namespace="+platformNamespace, "--enrollment-addr="+freeAddr(t),
+			args = append(args, "--namespace="+platformNamespace, "--enrollment-addr="+testenv.FreeAddr(t),
 				"--pending-workload-timeout="+pendingTimeout.String())
 		}
 		p, err := env.StartProcess(c+"-"+shardName, filepath.Join(bin, c), []string{"KUBECONFIG=" + kubeconfig}, args...)
@@ -177,16 +176,6 @@ func startShard(ctx context.Context, t *testing.T, env *controlplane.Environment
 			t.Fatalf("%s of %s not ready (log %s): %v", c, shardName, p.LogPath(), err)
 		}
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 // write is one write request of the audit log.
