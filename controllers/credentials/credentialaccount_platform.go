@@ -141,7 +141,7 @@ func (r *CredentialAccountReconciler) checkPlatform(ctx context.Context, w *acco
 func (r *CredentialAccountReconciler) rotatePlatform(ctx context.Context, w *account.Writer, acct *credv1.CredentialAccount, cur *corev1.Secret, f verifier.Format) (*corev1.Secret, error) {
 	_, rotated, err := w.NewPassword(ctx, acct, cur, f, account.Record{Origin: credv1.OriginGenerated, By: controllerIdentity, Rotate: acct.Spec.Rotate})
 	if err != nil {
-		return nil, fmt.Errorf("rotating Secret %s: %w", cur.Name, r.refusal(acct, err))
+		return nil, r.refusal(acct, err)
 	}
 	metrics.AccountRotated(acct.Namespace)
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.RotatedReason, eventActionAccount,

@@ -73,12 +73,20 @@ var (
 // A write to an existing Secret is a server-side apply built with
 // github.com/fluxcd/pkg/ssa's pieces (normalize, the object formatting of
 // its errors) and sent as ssa's ResourceManager sends its own: a force apply
-// under one field manager. It is not ResourceManager.Apply, which reads the
-// object again and dry-runs every apply before applying: two more API
-// requests per write than the one read the guard needs and the one write,
-// for a drift check the writer makes on the object it already read. Nor can
-// ResourceManager.Apply create-not-apply or keep a precondition across its
-// dry run and its write.
+// under one field manager. It starts from the fields credo's applies
+// already own (ownPart), so that no write drops what another wrote. It is
+// not ResourceManager.Apply, which reads the object again and dry-runs
+// every apply before applying: two more API requests per write than the
+// one read the guard needs and the one write, for a drift check the writer
+// makes on the object it already read. Nor can ResourceManager.Apply
+// create-not-apply or keep a precondition across its dry run and its write.
+//
+// Two writes stay updates, under the same precondition, because an apply
+// cannot remove a field another manager set: a platform account's reclaim of
+// a foreign Secret (its keys are replaced), and a metadata write over an
+// owner reference that is not the release's. ssa's way to take such fields
+// over (ApplyCleanupOptions.FieldManagers) is one more request and carries
+// no precondition.
 type Writer struct {
 	// Client writes.
 	Client client.Client
