@@ -44,7 +44,6 @@ import (
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts/status,verbs=get;patch
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=delete
 
 // CredentialFinalizer removes what an account leaves behind: its Secret,
 // its valuesFrom entry and a platform account's kept password.
