@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/fluxcd/pkg/apis/meta v1.33.0
 	k8s.io/apimachinery v0.37.2
-	sigs.k8s.io/controller-runtime v0.25.3
 )
 
 require (

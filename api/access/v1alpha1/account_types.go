@@ -22,48 +22,48 @@ import (
 
 // AccountSpec is what the CredentialAccount declares.
 type AccountSpec struct {
-	// Release is the HelmRelease the account belongs to.
+	// release is the HelmRelease the account belongs to.
 	Release string `json:"release"`
-	// Username is the account's username in the engine.
+	// username is the account's username in the engine.
 	Username string `json:"username"`
-	// Owner is who holds the password: tenant (minted through this API) or
+	// owner is who holds the password: tenant (minted through this API) or
 	// platform (generated and kept by credo; never minted by a tenant).
 	Owner string `json:"owner"`
-	// Format is the name of the format the password is stored in
+	// format is the name of the format the password is stored in
 	// (scram-sha-256, mysql-native, sha256-hex, plaintext).
 	Format string `json:"format"`
-	// FormatKind is where the verifier is computed: BuiltIn or Webhook.
+	// formatKind is where the verifier is computed: BuiltIn or Webhook.
 	FormatKind string `json:"formatKind"`
 }
 
 // AccountOperation is one entry of an account's history. It never holds a password.
 type AccountOperation struct {
-	// Operation is the origin it left: NotIssued, Minted, Revoked, Generated, Migrated.
+	// operation is the origin it left: NotIssued, Minted, Revoked, Generated, Migrated.
 	Operation string `json:"operation"`
-	// At is when.
+	// at is when.
 	At metav1.Time `json:"at"`
-	// By is who, as kube-apiserver authenticated them, or the controller.
+	// by is who, as kube-apiserver authenticated them, or the controller.
 	By string `json:"by"`
 }
 
 // AccountStatus is the account Secret as a tenant may see it: its name,
 // version and record, never its password field.
 type AccountStatus struct {
-	// SecretName is the account Secret.
+	// secretName is the account Secret.
 	SecretName string `json:"secretName"`
-	// SecretResourceVersion is the account Secret's current resourceVersion,
+	// secretResourceVersion is the account Secret's current resourceVersion,
 	// empty while the Secret does not exist. Pass it as a Mint's or
 	// Revocation's spec.resourceVersion to act only if nobody changed the
 	// account since.
 	// +optional
 	SecretResourceVersion string `json:"secretResourceVersion,omitempty"`
-	// Origin of the current password: NotIssued, Migrated, Minted, Revoked or Generated.
+	// origin of the current password: NotIssued, Migrated, Minted, Revoked or Generated.
 	// +optional
 	Origin string `json:"origin,omitempty"`
-	// LastChange is when the password last changed.
+	// lastChange is when the password last changed.
 	// +optional
 	LastChange *metav1.Time `json:"lastChange,omitempty"`
-	// History holds the last operations, newest last.
+	// history holds the last operations, newest last.
 	// +optional
 	History []AccountOperation `json:"history,omitempty"`
 }
@@ -75,10 +75,15 @@ type AccountStatus struct {
 // act on it: POST .../accounts/<name>/mint names the account in the URL,
 // and so in kube-apiserver's audit log.
 type Account struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   AccountSpec   `json:"spec"`
+	// spec is the desired state of the Account.
+	Spec AccountSpec `json:"spec"`
+	// status is the account Secret as the tenant may see it.
 	Status AccountStatus `json:"status,omitempty"`
 }
 

@@ -22,11 +22,11 @@ import (
 
 // AccountRequestSpec names the account a Mint or Revocation acts on.
 type AccountRequestSpec struct {
-	// Account is the name of a CredentialAccount in the request's namespace.
+	// account is the name of a CredentialAccount in the request's namespace.
 	// +required
 	Account string `json:"account"`
 
-	// ResourceVersion, when set, is the account Secret's resourceVersion the
+	// resourceVersion is, when set, the account Secret's resourceVersion the
 	// caller expects: the request fails with 409 Conflict if the Secret
 	// changed since. Without it, the version read by the server is used, so
 	// of two concurrent requests one may still lose with 409.
@@ -37,16 +37,16 @@ type AccountRequestSpec struct {
 // MintStatus is the response to a Mint. The password is in it once, and
 // nowhere else.
 type MintStatus struct {
-	// Username of the account.
+	// username of the account.
 	Username string `json:"username"`
-	// Password is the new password, in plaintext. It is not stored anywhere
+	// password is the new password, in plaintext. It is not stored anywhere
 	// by credo (for verifier formats); a lost response is answered by another mint.
 	Password string `json:"password"`
-	// SecretName is the account Secret that now holds its verifier.
+	// secretName is the account Secret that now holds its verifier.
 	SecretName string `json:"secretName"`
-	// ResourceVersion is the account Secret's version after the write.
+	// resourceVersion is the account Secret's version after the write.
 	ResourceVersion string `json:"resourceVersion"`
-	// MintedAt is when.
+	// mintedAt is when.
 	MintedAt metav1.Time `json:"mintedAt"`
 }
 
@@ -55,20 +55,25 @@ type MintStatus struct {
 // Mint generates a new password for a tenant-owned CredentialAccount,
 // stores only its verifier, and returns the password once. Create-only.
 type Mint struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   AccountRequestSpec `json:"spec"`
-	Status MintStatus         `json:"status,omitempty"`
+	// spec is the request.
+	Spec AccountRequestSpec `json:"spec"`
+	// status is the response, filled in by the server.
+	Status MintStatus `json:"status,omitempty"`
 }
 
 // RevocationStatus is the response to a Revocation.
 type RevocationStatus struct {
-	// SecretName is the account Secret whose password was replaced.
+	// secretName is the account Secret whose password was replaced.
 	SecretName string `json:"secretName"`
-	// ResourceVersion is the account Secret's version after the write.
+	// resourceVersion is the account Secret's version after the write.
 	ResourceVersion string `json:"resourceVersion"`
-	// RevokedAt is when.
+	// revokedAt is when.
 	RevokedAt metav1.Time `json:"revokedAt"`
 }
 
@@ -77,36 +82,41 @@ type RevocationStatus struct {
 // Revocation replaces a CredentialAccount's password by the verifier of a
 // value nobody keeps: nobody can log in until the next mint. Create-only.
 type Revocation struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   AccountRequestSpec `json:"spec"`
-	Status RevocationStatus   `json:"status,omitempty"`
+	// spec is the request.
+	Spec AccountRequestSpec `json:"spec"`
+	// status is the response, filled in by the server.
+	Status RevocationStatus `json:"status,omitempty"`
 }
 
 // JoinTokenRequestSpec asks for a join token of an EnrollmentPolicy.
 type JoinTokenRequestSpec struct {
-	// Policy is an EnrollmentPolicy in the request's namespace.
+	// policy is an EnrollmentPolicy in the request's namespace.
 	// +required
 	Policy string `json:"policy"`
 
-	// Lifetime of the token; at most, and by default, the policy's tokenLifetime.
+	// lifetime of the token; at most, and by default, the policy's tokenLifetime.
 	// +optional
 	Lifetime *metav1.Duration `json:"lifetime,omitempty"`
 
-	// Description is recorded in the JoinToken.
+	// description is recorded in the JoinToken.
 	// +optional
 	Description string `json:"description,omitempty"`
 }
 
 // JoinTokenRequestStatus is the response: the token, once.
 type JoinTokenRequestStatus struct {
-	// Token is "<id>.<secret>". Only a hash of the secret is stored; a lost
+	// token is "<id>.<secret>". Only a hash of the secret is stored; a lost
 	// token is answered by another request (and the revocation of this one).
 	Token string `json:"token"`
-	// ID is the token's id: the name of its JoinToken record.
+	// id is the token's id: the name of its JoinToken record.
 	ID string `json:"id"`
-	// ExpiresAt is when the token stops enrolling.
+	// expiresAt is when the token stops enrolling.
 	ExpiresAt metav1.Time `json:"expiresAt"`
 }
 
@@ -115,9 +125,14 @@ type JoinTokenRequestStatus struct {
 // JoinTokenRequest mints a join token from an EnrollmentPolicy and returns
 // it once. Create-only.
 type JoinTokenRequest struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   JoinTokenRequestSpec   `json:"spec"`
+	// spec is the request.
+	Spec JoinTokenRequestSpec `json:"spec"`
+	// status is the response, filled in by the server.
 	Status JoinTokenRequestStatus `json:"status,omitempty"`
 }

@@ -55,26 +55,26 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.kind != 'ValuesMap' || has(self.valuesMap)",message="valuesMap is required for kind ValuesMap"
 // +kubebuilder:validation:XValidation:rule="self.kind != 'Static' || has(self.static)",message="static is required for kind Static"
 type AccountSourceEntry struct {
-	// Kind says how usernames are derived.
+	// kind says how usernames are derived.
 	// +required
 	Kind SourceKind `json:"kind"`
 
-	// ValuesMap: one account per key of the map at Path in spec.values.
+	// valuesMap makes one account per key of the map at path in spec.values.
 	// +optional
 	ValuesMap *ValuesMapSource `json:"valuesMap,omitempty"`
 
-	// Static: one fixed account.
+	// static makes one fixed account.
 	// +optional
 	Static *StaticSource `json:"static,omitempty"`
 
-	// Template is the rest of every derived account's spec.
+	// template is the rest of every derived account's spec.
 	// +required
 	Template AccountTemplate `json:"template"`
 }
 
 // ValuesMapSource names a map in a HelmRelease's spec.values.
 type ValuesMapSource struct {
-	// Path is the dot-separated path of the map, e.g. "users".
+	// path is the dot-separated path of the map, e.g. "users".
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=250
 	// +required
@@ -83,7 +83,7 @@ type ValuesMapSource struct {
 
 // StaticSource is a fixed account.
 type StaticSource struct {
-	// Username of the account.
+	// username of the account.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	// +required
@@ -92,16 +92,16 @@ type StaticSource struct {
 
 // AccountTemplate is the spec of a derived account, besides release and username.
 type AccountTemplate struct {
-	// Format of the account.
+	// format of the account.
 	// +required
 	Format Format `json:"format"`
 
-	// Owner of the account. Defaults to tenant.
+	// owner of the account. Defaults to tenant.
 	// +kubebuilder:default=tenant
 	// +optional
 	Owner AccountOwner `json:"owner,omitempty"`
 
-	// SecretLabels for the engine's operator.
+	// secretLabels for the engine's operator.
 	// Credo's contract labels are refused: credo writes these labels
 	// with its own identity, which the admission policies trust.
 	// +kubebuilder:validation:MaxProperties=16
@@ -109,7 +109,7 @@ type AccountTemplate struct {
 	// +optional
 	SecretLabels map[string]string `json:"secretLabels,omitempty"`
 
-	// ValuesFrom delivers the password through the release's valuesFrom;
+	// valuesFrom delivers the password through the release's valuesFrom;
 	// {username} in TargetPath is replaced by the username.
 	// +optional
 	ValuesFrom *ValuesFromTarget `json:"valuesFrom,omitempty"`
@@ -118,46 +118,47 @@ type AccountTemplate struct {
 // AccountSourceSpec selects releases and derives their accounts.
 // +kubebuilder:validation:XValidation:rule="has(self.releaseSelector) || has(self.chart)",message="one of releaseSelector or chart is required"
 type AccountSourceSpec struct {
-	// ReleaseSelector selects HelmReleases by label.
+	// releaseSelector selects HelmReleases by label.
 	// +optional
 	ReleaseSelector *metav1.LabelSelector `json:"releaseSelector,omitempty"`
 
-	// Chart selects HelmReleases by spec.chart.spec.chart.
+	// chart selects HelmReleases by spec.chart.spec.chart.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Chart string `json:"chart,omitempty"`
 
-	// Sources derive the accounts of each selected release.
+	// sources derive the accounts of each selected release.
+	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +required
 	Sources []AccountSourceEntry `json:"sources"`
 
-	// Suspend stops accounts from being created or deleted.
+	// suspend stops accounts from being created or deleted.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }
 
 // AccountSourceStatus reports what the source derived.
 type AccountSourceStatus struct {
-	// ObservedGeneration is the last generation reconciled.
+	// observedGeneration is the last generation reconciled.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions holds Ready and Stalled.
+	// conditions holds Ready and Stalled.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// MatchedReleases is the number of HelmReleases selected.
+	// matchedReleases is the number of HelmReleases selected.
 	// +kubebuilder:default=0
 	// +optional
 	MatchedReleases int32 `json:"matchedReleases"`
 
-	// Accounts is the number of CredentialAccounts derived.
+	// accounts is the number of CredentialAccounts derived.
 	// +kubebuilder:default=0
 	// +optional
 	Accounts int32 `json:"accounts"`
@@ -181,12 +182,17 @@ type AccountSourceStatus struct {
 // releases have: it generates their CredentialAccounts, adding and removing
 // them as the releases' values change.
 type AccountSource struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec selects releases and derives their accounts.
 	// +required
 	Spec AccountSourceSpec `json:"spec"`
 
+	// status reports what the source derived.
 	// +kubebuilder:default={"observedGeneration":-1}
 	// +optional
 	Status AccountSourceStatus `json:"status,omitempty"`
@@ -205,8 +211,4 @@ type AccountSourceList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []AccountSource `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&AccountSource{}, &AccountSourceList{})
 }

@@ -78,19 +78,19 @@ const (
 
 // Format names how the password is stored.
 type Format struct {
-	// Name of the format: for BuiltIn one of scram-sha-256, mysql-native,
+	// name of the format: for BuiltIn one of scram-sha-256, mysql-native,
 	// sha256-hex, plaintext.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +required
 	Name string `json:"name"`
 
-	// Kind says where the verifier is computed. Defaults to BuiltIn.
+	// kind says where the verifier is computed. Defaults to BuiltIn.
 	// +kubebuilder:default=BuiltIn
 	// +optional
 	Kind FormatKind `json:"kind,omitempty"`
 
-	// Webhook computes the verifier for Kind Webhook. Part of the API, not
+	// webhook computes the verifier for Kind Webhook. Part of the API, not
 	// built yet: an account using it is refused with a condition.
 	// +optional
 	Webhook *WebhookFormat `json:"webhook,omitempty"`
@@ -98,18 +98,18 @@ type Format struct {
 
 // WebhookFormat is an external verifier service.
 type WebhookFormat struct {
-	// URL of the webhook, https only.
+	// url of the webhook, https only.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https://`
 	// +optional
 	URL string `json:"url,omitempty"`
 
-	// CABundle verifies the webhook's serving certificate (PEM).
+	// caBundle verifies the webhook's serving certificate (PEM).
 	// +kubebuilder:validation:MaxLength=65536
 	// +optional
 	CABundle []byte `json:"caBundle,omitempty"`
 
-	// TimeoutSeconds bounds a call. Defaults to 10.
+	// timeoutSeconds bounds a call. Defaults to 10.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=30
 	// +optional
@@ -120,7 +120,7 @@ type WebhookFormat struct {
 // values through HelmRelease spec.valuesFrom, for engines whose operator
 // watches no Secret (ClickHouse).
 type ValuesFromTarget struct {
-	// TargetPath is the values path the verifier is written to, e.g.
+	// targetPath is the values path the verifier is written to, e.g.
 	// users.app.password_sha256_hex.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=250
@@ -132,7 +132,7 @@ type ValuesFromTarget struct {
 // +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="release is immutable"
 // +kubebuilder:validation:XValidation:rule="self.username == oldSelf.username",message="username is immutable"
 type CredentialAccountSpec struct {
-	// Release is the HelmRelease, in the account's namespace, the account
+	// release is the HelmRelease, in the account's namespace, the account
 	// belongs to. The account Secret is owned by it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=200
@@ -140,26 +140,26 @@ type CredentialAccountSpec struct {
 	// +required
 	Release string `json:"release"`
 
-	// Username is the account's name as the engine knows it, stored as is.
+	// username is the account's name as the engine knows it, stored as is.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	// +required
 	Username string `json:"username"`
 
-	// Format says how the password is stored. Immutable: the stored
+	// format says how the password is stored. Immutable: the stored
 	// verifier is only valid for the format it was computed in.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="format is immutable; delete and recreate the account to change it"
 	// +required
 	Format Format `json:"format"`
 
-	// Owner says who holds the password. Defaults to tenant. Immutable: an
+	// owner says who holds the password. Defaults to tenant. Immutable: an
 	// account never passes between the platform and a tenant.
 	// +kubebuilder:default=tenant
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="owner is immutable; delete and recreate the account to change it"
 	// +optional
 	Owner AccountOwner `json:"owner,omitempty"`
 
-	// SecretLabels are extra labels the engine's operator needs on the
+	// secretLabels are extra labels the engine's operator needs on the
 	// account Secret, e.g. cnpg.io/reload or k8s.mariadb.com/watch.
 	// Credo's contract labels are refused: credo writes these labels
 	// with its own identity, which the admission policies trust.
@@ -168,42 +168,42 @@ type CredentialAccountSpec struct {
 	// +optional
 	SecretLabels map[string]string `json:"secretLabels,omitempty"`
 
-	// ValuesFrom delivers the password to the release through its
+	// valuesFrom delivers the password to the release through its
 	// spec.valuesFrom, for engines whose operator watches no Secret.
 	// +optional
 	ValuesFrom *ValuesFromTarget `json:"valuesFrom,omitempty"`
 
-	// Rotate, for a platform account, requests a new password whenever its
+	// rotate requests, for a platform account, a new password whenever its
 	// value changes (like reconcile.fluxcd.io/requestedAt, but in Git).
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Rotate string `json:"rotate,omitempty"`
 
-	// Interval at which the account is re-checked without a change.
+	// interval at which the account is re-checked without a change.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	// +kubebuilder:default="1h"
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
-	// Suspend stops the account from being reconciled.
+	// suspend stops the account from being reconciled.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }
 
 // Operation is one entry of an account's history. It never holds a password.
 type Operation struct {
-	// Operation is what happened: the origin it left (NotIssued, Minted,
+	// operation is what happened: the origin it left (NotIssued, Minted,
 	// Revoked, Generated, Migrated).
 	// +kubebuilder:validation:MaxLength=32
 	// +required
 	Operation Origin `json:"operation"`
 
-	// At is when.
+	// at is when.
 	// +required
 	At metav1.Time `json:"at"`
 
-	// By is who, as the API server authenticated them, or the controller.
+	// by is who, as the API server authenticated them, or the controller.
 	// +kubebuilder:validation:MaxLength=512
 	// +required
 	By string `json:"by"`
@@ -211,11 +211,11 @@ type Operation struct {
 
 // CredentialAccountStatus reports the account. It never holds a password or verifier.
 type CredentialAccountStatus struct {
-	// ObservedGeneration is the last generation reconciled.
+	// observedGeneration is the last generation reconciled.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions are Ready, Reconciling, Stalled and the negative-polarity
+	// conditions are Ready, Reconciling, Stalled and the negative-polarity
 	// conditions of condition_types.go.
 	// +listType=map
 	// +listMapKey=type
@@ -223,26 +223,27 @@ type CredentialAccountStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// SecretName is the account Secret.
+	// secretName is the account Secret.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
 
-	// Origin of the current password.
+	// origin of the current password.
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	Origin Origin `json:"origin,omitempty"`
 
-	// LastChange is when the password last changed.
+	// lastChange is when the password last changed.
 	// +optional
 	LastChange *metav1.Time `json:"lastChange,omitempty"`
 
-	// History holds the last operations, newest last.
+	// history holds the last operations, newest last.
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	History []Operation `json:"history,omitempty"`
 
-	// LastHandledRotate is the spec.rotate value last acted on.
+	// lastHandledRotate is the spec.rotate value last acted on.
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	LastHandledRotate string `json:"lastHandledRotate,omitempty"`
@@ -267,12 +268,17 @@ type CredentialAccountStatus struct {
 // CredentialAccount declares one database or service account of one
 // release. credo keeps its Secret holding only what the engine needs.
 type CredentialAccount struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec declares one account of one release.
 	// +required
 	Spec CredentialAccountSpec `json:"spec"`
 
+	// status reports the account. It never holds a password or verifier.
 	// +kubebuilder:default={"observedGeneration":-1}
 	// +optional
 	Status CredentialAccountStatus `json:"status,omitempty"`
@@ -318,8 +324,4 @@ type CredentialAccountList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []CredentialAccount `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&CredentialAccount{}, &CredentialAccountList{})
 }

@@ -51,21 +51,23 @@ const (
 
 // LabelRule allows one label key on enrolled workloads.
 type LabelRule struct {
-	// Key of the label, a Kubernetes label key.
+	// key of the label, a Kubernetes label key.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
 	// +required
 	Key string `json:"key"`
 
-	// Values the label may take. Empty allows any valid label value.
+	// values the label may take. Empty allows any valid label value.
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
 	// +optional
 	Values []string `json:"values,omitempty"`
 }
 
 // EnrollmentPolicySpec says what workloads enrolled under the policy may be.
 type EnrollmentPolicySpec struct {
-	// AllowedLabels are the labels a workload enrolled under this policy may
+	// allowedLabels are the labels a workload enrolled under this policy may
 	// carry. A label not listed, or a value not allowed, refuses the enrollment.
 	// +listType=map
 	// +listMapKey=key
@@ -73,7 +75,7 @@ type EnrollmentPolicySpec struct {
 	// +optional
 	AllowedLabels []LabelRule `json:"allowedLabels,omitempty"`
 
-	// TokenLifetime is the longest lifetime of a join token minted from the
+	// tokenLifetime is the longest lifetime of a join token minted from the
 	// policy, and the default one. Defaults to 24h, at most 8760h; the
 	// platform's maximum (--max-token-lifetime of the enrollment-controller,
 	// 720h by default) is lower.
@@ -85,7 +87,7 @@ type EnrollmentPolicySpec struct {
 	// +optional
 	TokenLifetime *metav1.Duration `json:"tokenLifetime,omitempty"`
 
-	// CertificateTTL is the lifetime of the workload certificates. Defaults
+	// certificateTTL is the lifetime of the workload certificates. Defaults
 	// to 24h, at least 5s, at most 2160h; the platform's maximum
 	// (--max-certificate-ttl of the enrollment-controller, 168h by default)
 	// is lower.
@@ -97,7 +99,7 @@ type EnrollmentPolicySpec struct {
 	// +optional
 	CertificateTTL *metav1.Duration `json:"certificateTTL,omitempty"`
 
-	// RenewalGrace is how long after expiry a certificate may still renew
+	// renewalGrace is how long after expiry a certificate may still renew
 	// (and do nothing else). Defaults to 1h, at most 168h; the platform's
 	// maximum (--max-renewal-grace of the enrollment-controller, 24h by
 	// default) is lower. 0s allows no renewal after expiry.
@@ -108,7 +110,7 @@ type EnrollmentPolicySpec struct {
 	// +optional
 	RenewalGrace *metav1.Duration `json:"renewalGrace,omitempty"`
 
-	// Revoked stops the policy: its tokens enroll nothing and its workloads
+	// revoked stops the policy: its tokens enroll nothing and its workloads
 	// renew nothing. Their certificates lapse within one TTL.
 	// +optional
 	Revoked bool `json:"revoked,omitempty"`
@@ -116,23 +118,23 @@ type EnrollmentPolicySpec struct {
 
 // EnrollmentPolicyStatus is the observed state of an EnrollmentPolicy.
 type EnrollmentPolicyStatus struct {
-	// ObservedGeneration is the last generation reconciled.
+	// observedGeneration is the last generation reconciled.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions are Ready, Reconciling and Stalled.
+	// conditions are Ready, Reconciling and Stalled.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Tokens is the number of join tokens of the policy that can still enroll.
+	// tokens is the number of join tokens of the policy that can still enroll.
 	// +kubebuilder:default=0
 	// +optional
 	Tokens int32 `json:"tokens"`
 
-	// Enrollments is the number of Workloads registered under the policy.
+	// enrollments is the number of Workloads registered under the policy.
 	// +kubebuilder:default=0
 	// +optional
 	Enrollments int32 `json:"enrollments"`
@@ -154,10 +156,17 @@ type EnrollmentPolicyStatus struct {
 // EnrollmentPolicy is the scope join tokens are minted from: which labels
 // workloads may carry, how long tokens and certificates live.
 type EnrollmentPolicy struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   EnrollmentPolicySpec   `json:"spec,omitempty"`
+	// spec says what workloads enrolled under the policy may be.
+	// +optional
+	Spec EnrollmentPolicySpec `json:"spec,omitempty"`
+	// status is the observed state of an EnrollmentPolicy.
+	// +optional
 	Status EnrollmentPolicyStatus `json:"status,omitempty"`
 }
 
@@ -200,8 +209,4 @@ type EnrollmentPolicyList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []EnrollmentPolicy `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&EnrollmentPolicy{}, &EnrollmentPolicyList{})
 }

@@ -20,8 +20,9 @@ limitations under the License.
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -29,8 +30,15 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "enrollment.credo.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the enrollment.credo.dev types with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the enrollment.credo.dev types to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes adds the enrollment.credo.dev kinds and their lists to s.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &EnrollmentPolicy{}, &EnrollmentPolicyList{}, &JoinToken{}, &JoinTokenList{}, &Workload{}, &WorkloadList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

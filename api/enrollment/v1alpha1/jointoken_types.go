@@ -35,33 +35,34 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.expiresAt == oldSelf.expiresAt",message="expiresAt is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.revoked) || !oldSelf.revoked || (has(self.revoked) && self.revoked)",message="a revoked token cannot be reinstated"
 type JoinTokenSpec struct {
-	// Policy is the EnrollmentPolicy, in the token's namespace, it enrolls under.
+	// policy is the EnrollmentPolicy, in the token's namespace, it enrolls under.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	Policy string `json:"policy"`
 
-	// SecretHash is "sha256:<hex>" of the token's secret part.
+	// secretHash is "sha256:<hex>" of the token's secret part.
 	// +kubebuilder:validation:Pattern="^sha256:[0-9a-f]{64}$"
+	// +kubebuilder:validation:MaxLength=71
 	// +required
 	SecretHash string `json:"secretHash"`
 
-	// ExpiresAt is when the token stops enrolling.
+	// expiresAt is when the token stops enrolling.
 	// +required
 	ExpiresAt metav1.Time `json:"expiresAt"`
 
-	// Revoked stops the token: it enrolls nothing further. Workloads it
+	// revoked stops the token: it enrolls nothing further. Workloads it
 	// enrolled keep renewing.
 	// +optional
 	Revoked bool `json:"revoked,omitempty"`
 
-	// CreatedBy is the user that requested the token, as kube-apiserver
+	// createdBy is the user that requested the token, as kube-apiserver
 	// authenticated them.
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	CreatedBy string `json:"createdBy,omitempty"`
 
-	// Description is free text given at creation.
+	// description is free text given at creation.
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Description string `json:"description,omitempty"`
@@ -69,16 +70,16 @@ type JoinTokenSpec struct {
 
 // JoinTokenStatus records the token's uses.
 type JoinTokenStatus struct {
-	// Uses is the number of workloads enrolled with the token.
+	// uses is the number of workloads enrolled with the token.
 	// +kubebuilder:default=0
 	// +optional
 	Uses int64 `json:"uses"`
 
-	// LastUsedAt is when the token last enrolled a workload.
+	// lastUsedAt is when the token last enrolled a workload.
 	// +optional
 	LastUsedAt *metav1.Time `json:"lastUsedAt,omitempty"`
 
-	// LastWorkload is the UUID of the workload the token last enrolled.
+	// lastWorkload is the UUID of the workload the token last enrolled.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	LastWorkload string `json:"lastWorkload,omitempty"`
@@ -98,11 +99,19 @@ type JoinTokenStatus struct {
 
 // JoinToken is the record of one join token: its name is the token's id.
 type JoinToken struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the record of a join token. It holds a hash of the
+	// token's secret part, never the secret. Written by the access API when a
+	// JoinTokenRequest is created; tenants revoke it by setting revoked.
+	// +optional
 	Spec JoinTokenSpec `json:"spec,omitempty"`
 
+	// status records the token's uses.
 	// +kubebuilder:default={"uses":0}
 	// +optional
 	Status JoinTokenStatus `json:"status,omitempty"`
@@ -136,8 +145,4 @@ func (in *JoinToken) EnrollsUntil(maxLifetime time.Duration) time.Time {
 // token so.
 func (in *JoinToken) UsableAt(now time.Time, maxLifetime time.Duration) bool {
 	return !in.Spec.Revoked && in.DeletionTimestamp.IsZero() && now.Before(in.EnrollsUntil(maxLifetime))
-}
-
-func init() {
-	SchemeBuilder.Register(&JoinToken{}, &JoinTokenList{})
 }

@@ -36,24 +36,24 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.policy == oldSelf.policy",message="policy is immutable"
 // +kubebuilder:validation:XValidation:rule="self.token == oldSelf.token",message="token is immutable"
 type WorkloadSpec struct {
-	// Policy is the EnrollmentPolicy the workload enrolled under.
+	// policy is the EnrollmentPolicy the workload enrolled under.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	Policy string `json:"policy"`
 
-	// Token is the id of the JoinToken the workload enrolled with.
+	// token is the id of the JoinToken the workload enrolled with.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +required
 	Token string `json:"token"`
 
-	// Hostname the agent reported.
+	// hostname the agent reported.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Hostname string `json:"hostname,omitempty"`
 
-	// Labels of the workload, allowed by the policy when it enrolled.
+	// labels of the workload, allowed by the policy when it enrolled.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
@@ -61,38 +61,39 @@ type WorkloadSpec struct {
 
 // WorkloadStatus is the workload's current certificate.
 type WorkloadStatus struct {
-	// Conditions: Ready is True once the workload holds a certificate.
+	// conditions holds Ready, True once the workload holds a certificate.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Serial of the current certificate, lower-case hex. Only the
+	// serial of the current certificate, lower-case hex. Only the
 	// certificate with this serial may renew.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Serial string `json:"serial,omitempty"`
 
-	// NotBefore and NotAfter of the current certificate.
+	// notBefore is the start of the current certificate's validity.
 	// +optional
 	NotBefore *metav1.Time `json:"notBefore,omitempty"`
+	// notAfter is the end of the current certificate's validity.
 	// +optional
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
 
-	// RenewAfter is the start of the renewal window: the last third of the lifetime.
+	// renewAfter is the start of the renewal window: the last third of the lifetime.
 	// +optional
 	RenewAfter *metav1.Time `json:"renewAfter,omitempty"`
 
-	// EnrolledAt is when the first certificate was issued.
+	// enrolledAt is when the first certificate was issued.
 	// +optional
 	EnrolledAt *metav1.Time `json:"enrolledAt,omitempty"`
 
-	// LastRenewal is when the certificate was last renewed.
+	// lastRenewal is when the certificate was last renewed.
 	// +optional
 	LastRenewal *metav1.Time `json:"lastRenewal,omitempty"`
 
-	// Renewals is the number of renewals since enrollment.
+	// renewals is the number of renewals since enrollment.
 	// +kubebuilder:default=0
 	// +optional
 	Renewals int64 `json:"renewals,omitempty"`
@@ -115,10 +116,19 @@ type WorkloadStatus struct {
 // Workload is an enrolled agent: its certificate carries only
 // credo://workload/<name>; everything else about it lives here.
 type Workload struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   WorkloadSpec   `json:"spec,omitempty"`
+	// spec is the registry entry of an enrolled workload: what it may
+	// do is decided here, not by its certificate. Written by the enrollment
+	// server; the workload's name is its UUID.
+	// +optional
+	Spec WorkloadSpec `json:"spec,omitempty"`
+	// status is the workload's current certificate.
+	// +optional
 	Status WorkloadStatus `json:"status,omitempty"`
 }
 
@@ -135,8 +145,4 @@ type WorkloadList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Workload `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&Workload{}, &WorkloadList{})
 }

@@ -20,6 +20,9 @@ package v1alpha1
 // contract under one domain: a Secret labelled PublishCACert "true" and
 // Release "<release>" publishes, under the key its Key annotation names,
 // the CA certificate of that release; every projection carries TenantCA.
+// It is no API type: it is never serialized, so it has no json tags.
+//
+//nolint:kubeapilinter // jsontags: not an API type, never serialized.
 type ContractKeys struct {
 	// PublishCACert opts a Secret in: "<d>/publish-ca-cert" = "true".
 	PublishCACert string

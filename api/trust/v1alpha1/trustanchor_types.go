@@ -65,7 +65,7 @@ const (
 // TrustAnchorSpec names a release and the Secret its CA certificate is lifted from.
 // +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="release is immutable"
 type TrustAnchorSpec struct {
-	// Release is the name of the HelmRelease, in the TrustAnchor's namespace,
+	// release is the name of the HelmRelease, in the TrustAnchor's namespace,
 	// the CA belongs to. The projection <release>.tenant-ca is owned by it and
 	// is garbage-collected with it.
 	// +kubebuilder:validation:MinLength=1
@@ -74,12 +74,12 @@ type TrustAnchorSpec struct {
 	// +required
 	Release string `json:"release"`
 
-	// Source is the Secret, in the TrustAnchor's namespace, and the key the CA
+	// source is the Secret, in the TrustAnchor's namespace, and the key the CA
 	// certificate is lifted from.
 	// +required
 	Source SecretKeySource `json:"source"`
 
-	// Interval at which the projection is re-checked without a change of the
+	// interval at which the projection is re-checked without a change of the
 	// source, to report expiry. Changes of the source are seen by watch at once.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
@@ -87,7 +87,7 @@ type TrustAnchorSpec struct {
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
-	// Suspend stops the projection from being updated; the existing
+	// suspend stops the projection from being updated; the existing
 	// projection is left as it is.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
@@ -95,13 +95,13 @@ type TrustAnchorSpec struct {
 
 // SecretKeySource is a key of a Secret in the same namespace.
 type SecretKeySource struct {
-	// Name of the Secret.
+	// name of the Secret.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	Name string `json:"name"`
 
-	// Key whose value is lifted. Defaults to ca.crt.
+	// key whose value is lifted. Defaults to ca.crt.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
@@ -112,32 +112,32 @@ type SecretKeySource struct {
 
 // CertificateInfo describes one projected certificate.
 type CertificateInfo struct {
-	// SHA256 is the hex SHA-256 fingerprint of the DER certificate.
+	// sha256 is the hex SHA-256 fingerprint of the DER certificate.
 	// +kubebuilder:validation:MaxLength=64
 	// +required
 	SHA256 string `json:"sha256"`
 
-	// Subject is the certificate's subject distinguished name.
+	// subject is the certificate's subject distinguished name.
 	// +kubebuilder:validation:MaxLength=1024
 	// +required
 	Subject string `json:"subject"`
 
-	// NotAfter is the end of the certificate's validity.
+	// notAfter is the end of the certificate's validity.
 	// +required
 	NotAfter metav1.Time `json:"notAfter"`
 
-	// IsCA tells whether basicConstraints marks the certificate as a CA.
+	// isCA tells whether basicConstraints marks the certificate as a CA.
 	// +optional
 	IsCA bool `json:"isCA,omitempty"`
 }
 
 // TrustAnchorStatus records the projection.
 type TrustAnchorStatus struct {
-	// ObservedGeneration is the last generation reconciled.
+	// observedGeneration is the last generation reconciled.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions are Ready, Reconciling, Stalled and the negative-polarity
+	// conditions are Ready, Reconciling, Stalled and the negative-polarity
 	// conditions of condition_types.go.
 	// +listType=map
 	// +listMapKey=type
@@ -145,36 +145,37 @@ type TrustAnchorStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Leg says how the source was found.
+	// leg says how the source was found.
 	// +optional
 	Leg Leg `json:"leg,omitempty"`
 
-	// TrustSource names the TrustSource rule on the TrustSource leg.
+	// trustSource names the TrustSource rule on the TrustSource leg.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	TrustSource string `json:"trustSource,omitempty"`
 
-	// ProjectedSecret is the name of the projection, <release>.tenant-ca, once written.
+	// projectedSecret is the name of the projection, <release>.tenant-ca, once written.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ProjectedSecret string `json:"projectedSecret,omitempty"`
 
-	// Fingerprint is a short form of the first certificate's SHA-256
+	// fingerprint is a short form of the first certificate's SHA-256
 	// fingerprint, for display.
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	Fingerprint string `json:"fingerprint,omitempty"`
 
-	// NotAfter is the earliest expiry among the projected certificates.
+	// notAfter is the earliest expiry among the projected certificates.
 	// +optional
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
 
-	// Certificates are the projected certificates, in the order of the bundle.
+	// certificates are the projected certificates, in the order of the bundle.
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Certificates []CertificateInfo `json:"certificates,omitempty"`
 
-	// CABundle is the projected certificates as PEM text (not base64): the
+	// caBundle is the projected certificates as PEM text (not base64): the
 	// same re-encoded CERTIFICATE blocks the trust-controller writes to
 	// <release>.tenant-ca, and never anything else. It lets everyone who may
 	// read the TrustAnchor (the built-in view role, by aggregation) read the
@@ -184,7 +185,7 @@ type TrustAnchorStatus struct {
 	// +optional
 	CABundle string `json:"caBundle,omitempty"`
 
-	// LastRotationTime is when the projection's content last changed.
+	// lastRotationTime is when the projection's content last changed.
 	// +optional
 	LastRotationTime *metav1.Time `json:"lastRotationTime,omitempty"`
 
@@ -210,12 +211,17 @@ type TrustAnchorStatus struct {
 // the release's name.
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.release",message="a TrustAnchor is named after its release: metadata.name must equal spec.release"
 type TrustAnchor struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec names a release and the Secret its CA certificate is lifted from.
 	// +required
 	Spec TrustAnchorSpec `json:"spec"`
 
+	// status records the projection.
 	// +kubebuilder:default={"observedGeneration":-1}
 	// +optional
 	Status TrustAnchorStatus `json:"status,omitempty"`
@@ -259,8 +265,4 @@ type TrustAnchorList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TrustAnchor `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&TrustAnchor{}, &TrustAnchorList{})
 }

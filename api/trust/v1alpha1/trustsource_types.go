@@ -35,7 +35,7 @@ const (
 // selects, the CA certificate is in a Secret named after the release.
 // +kubebuilder:validation:XValidation:rule="has(self.releaseSelector) || has(self.chart)",message="one of releaseSelector or chart is required"
 type TrustSourceSpec struct {
-	// ReleaseSelector selects HelmReleases by label. When Chart is also set,
+	// releaseSelector selects HelmReleases by label. When Chart is also set,
 	// a release must match both.
 	// The operators and the presence of values are checked at admission;
 	// a key or value that is not label syntax makes the TrustSource
@@ -45,14 +45,14 @@ type TrustSourceSpec struct {
 	// +optional
 	ReleaseSelector *metav1.LabelSelector `json:"releaseSelector,omitempty"`
 
-	// Chart selects HelmReleases by the chart name in spec.chart.spec.chart.
+	// chart selects HelmReleases by the chart name in spec.chart.spec.chart.
 	// Releases using spec.chartRef carry no chart name; select them by label.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Chart string `json:"chart,omitempty"`
 
-	// NamespaceSelector limits the rule to namespaces with matching labels;
+	// namespaceSelector limits the rule to namespaces with matching labels;
 	// empty selects every namespace the controller serves.
 	// Checked as ReleaseSelector is.
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="the operator of a matchExpression must be In, NotIn, Exists or DoesNotExist"
@@ -60,7 +60,7 @@ type TrustSourceSpec struct {
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 
-	// SecretName is the source Secret's name as a template of the release
+	// secretName is the source Secret's name as a template of the release
 	// name, which replaces {release}: "{release}-ca" for CloudNativePG,
 	// "{release}-ca-cert" for Percona PSMDB. It must contain {release} (a
 	// template without it would name one Secret for every release), and
@@ -73,7 +73,7 @@ type TrustSourceSpec struct {
 	// +required
 	SecretName string `json:"secretName"`
 
-	// Key whose value is lifted. Defaults to ca.crt.
+	// key whose value is lifted. Defaults to ca.crt.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
@@ -81,7 +81,7 @@ type TrustSourceSpec struct {
 	// +optional
 	Key string `json:"key,omitempty"`
 
-	// Suspend stops the rule from creating new TrustAnchors. The anchors it
+	// suspend stops the rule from creating new TrustAnchors. The anchors it
 	// created keep their source and stay projected.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
@@ -89,18 +89,18 @@ type TrustSourceSpec struct {
 
 // TrustSourceStatus reports what the rule matched.
 type TrustSourceStatus struct {
-	// ObservedGeneration is the last generation reconciled.
+	// observedGeneration is the last generation reconciled.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions holds Ready.
+	// conditions holds Ready.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// MatchedReleases is the number of HelmReleases the rule matches.
+	// matchedReleases is the number of HelmReleases the rule matches.
 	// +kubebuilder:default=0
 	// +optional
 	MatchedReleases int32 `json:"matchedReleases"`
@@ -124,12 +124,18 @@ type TrustSourceStatus struct {
 // TrustSource is a cluster-wide rule of the name leg: where the CA of the
 // releases of one engine lives. Adding an engine is a new TrustSource.
 type TrustSource struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is a rule of the name leg: for the HelmReleases it
+	// selects, the CA certificate is in a Secret named after the release.
 	// +required
 	Spec TrustSourceSpec `json:"spec"`
 
+	// status reports what the rule matched.
 	// +kubebuilder:default={"observedGeneration":-1}
 	// +optional
 	Status TrustSourceStatus `json:"status,omitempty"`
@@ -161,8 +167,4 @@ type TrustSourceList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TrustSource `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&TrustSource{}, &TrustSourceList{})
 }
