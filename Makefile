@@ -8,6 +8,13 @@ SHELL := /usr/bin/env bash -o pipefail
 BIN ?= $(CURDIR)/bin
 CONTROLLER_GEN_VERSION ?= v0.23.0
 CONTROLLER_GEN ?= $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GOLANGCI_LINT ?= $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# golangci-lint with kube-api-linter compiled in, from a wrapper module that pins both (the
+# linter has no releases, only pseudo-versions): see hack/tools/kube-api-linter/main.go.
+KAL_MOD := hack/tools/kube-api-linter
+KAL_VERSION := $(shell awk '$$1 == "sigs.k8s.io/kube-api-linter" {print $$2}' $(KAL_MOD)/go.mod)
+KUBE_API_LINTER ?= $(BIN)/golangci-lint-kube-api-linter-$(GOLANGCI_LINT_VERSION)-$(KAL_VERSION)
 
 # The from-source control plane (hack/build-control-plane.sh) lives outside the clone.
 K8S_VERSION ?= v1.37.2
@@ -85,6 +92,12 @@ vet: ## go vet.
 bench: control-plane build ## Run the Go benchmarks (BENCH=<regexp>).
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -count 6 ./...
 
+.PHONY: lint
+lint: golangci-lint kube-api-linter ## golangci-lint (.golangci.yml) on both modules, kube-api-linter (.golangci-kal.yml) on api/.
+	$(GOLANGCI_LINT) run ./...
+	cd api && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
+	cd api && $(KUBE_API_LINTER) run --config ../.golangci-kal.yml ./...
+
 .PHONY: verify
 verify: manifests generate fmt ## Regenerate and tidy, then fail on a dirty tree.
 	go mod tidy
@@ -97,6 +110,19 @@ controller-gen: $(CONTROLLER_GEN)
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(BIN)/controller-gen $@
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT)
+$(GOLANGCI_LINT):
+	GOBIN=$(BIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/golangci-lint $@
+
+.PHONY: kube-api-linter
+kube-api-linter: $(KUBE_API_LINTER)
+$(KUBE_API_LINTER): $(KAL_MOD)/go.mod $(KAL_MOD)/go.sum $(KAL_MOD)/main.go
+	@grep -q '^	github.com/golangci/golangci-lint/v2 $(GOLANGCI_LINT_VERSION)$$' $(KAL_MOD)/go.mod || \
+		{ echo "$(KAL_MOD)/go.mod must require golangci-lint $(GOLANGCI_LINT_VERSION), as GOLANGCI_LINT_VERSION does"; exit 1; }
+	cd $(KAL_MOD) && go build -o $@ .
 
 .PHONY: test-engines
 test-engines: control-plane build ## Prove the verifier formats against real PostgreSQL, MariaDB and ClickHouse.

@@ -156,8 +156,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		log.Error("cannot start", "error", err.Error())
 		return exitUsage
 	}
-	err = a.Run(ctx)
+	err = a.Run(ctx) //nolint:staticcheck // SA4023, the err == nil case below.
 	switch {
+	//nolint:staticcheck // SA4023: Run returns nil on no path today; err == nil keeps this switch safe if it ever does.
 	case err == nil, ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		log.Info("stopped")
 		return exitOK

@@ -218,14 +218,14 @@ func get(args []string, stdout io.Writer) error {
 func printAccounts(w io.Writer, items []accessv1.Account) error {
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tRELEASE\tUSERNAME\tOWNER\tORIGIN\tSECRET VERSION\tLAST OPERATION")
+	_, _ = fmt.Fprintln(tw, "NAME\tRELEASE\tUSERNAME\tOWNER\tORIGIN\tSECRET VERSION\tLAST OPERATION")
 	for _, a := range items {
 		last := "-"
 		if n := len(a.Status.History); n > 0 {
 			h := a.Status.History[n-1]
 			last = fmt.Sprintf("%s by %s at %s", h.Operation, h.By, h.At.UTC().Format(time.RFC3339))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Spec.Release, a.Spec.Username, a.Spec.Owner,
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Spec.Release, a.Spec.Username, a.Spec.Owner,
 			orDash(a.Status.Origin), orDash(a.Status.SecretResourceVersion), last)
 	}
 	return tw.Flush()

@@ -171,7 +171,7 @@ func tokenList(args []string, stdout io.Writer) error {
 func printTokens(w io.Writer, items []enrollv1.JoinToken, policy string, now time.Time) error {
 	sort.Slice(items, func(i, j int) bool { return items[i].Spec.ExpiresAt.Before(&items[j].Spec.ExpiresAt) })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPOLICY\tSTATE\tEXPIRES\tUSES\tLAST USED\tLAST WORKLOAD")
+	_, _ = fmt.Fprintln(tw, "ID\tPOLICY\tSTATE\tEXPIRES\tUSES\tLAST USED\tLAST WORKLOAD")
 	for _, jt := range items {
 		if policy != "" && jt.Spec.Policy != policy {
 			continue
@@ -187,7 +187,7 @@ func printTokens(w io.Writer, items []enrollv1.JoinToken, policy string, now tim
 		if jt.Status.LastUsedAt != nil {
 			last = jt.Status.LastUsedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", jt.Name, jt.Spec.Policy, state,
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", jt.Name, jt.Spec.Policy, state,
 			jt.Spec.ExpiresAt.UTC().Format(time.RFC3339), jt.Status.Uses, last, orDash(jt.Status.LastWorkload))
 	}
 	return tw.Flush()

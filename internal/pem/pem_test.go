@@ -101,7 +101,7 @@ func privateKeyInputs() []refusal {
 		{"a lower-case private key header is refused as a private key",
 			bytes.ToLower(f.pkcs8PEM())},
 		{"PRIVATE  KEY with two spaces is refused as a private key",
-			bytes.Replace(f.pkcs8PEM(), []byte("PRIVATE KEY"), []byte("PRIVATE  KEY"), -1)},
+			bytes.ReplaceAll(f.pkcs8PEM(), []byte("PRIVATE KEY"), []byte("PRIVATE  KEY"))},
 		{"PRIVATE_KEY with an underscore is refused as a private key", []byte("PRIVATE_KEY=abc")},
 		{"private-key with a hyphen is refused as a private key", []byte("private-key")},
 		{"PRIVATEKEY without a separator is refused as a private key", []byte("privatekey")},

@@ -25,11 +25,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/credo-dev/credo/tests/testpki"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // Issuer names the test issuer answers to, each with its own behaviour.
@@ -76,12 +77,6 @@ type testIssuer struct {
 
 	mu   sync.Mutex
 	seen map[string]map[string]any // namespace/name → spec, as created
-}
-
-func (ti *testIssuer) specOf(key string) map[string]any {
-	ti.mu.Lock()
-	defer ti.mu.Unlock()
-	return ti.seen[key]
 }
 
 // run lists and watches CertificateRequests until ctx ends.
