@@ -52,7 +52,7 @@ func (w *Writer) ReadKept(ctx context.Context, acct *credv1.CredentialAccount) (
 // it carries acct's UID, or (written before UIDs were recorded) no UID and
 // the label of acct.
 func (k Keys) keptGuard(kept *corev1.Secret, acct *credv1.CredentialAccount) error {
-	if ManagedByCredo(kept.ManagedFields) &&
+	if ManagedByCredo(kept) &&
 		(k.BelongsTo(kept, acct.UID) || (!k.Claimed(kept) && kept.Labels[k.Account] == KeptLabel(acct))) {
 		return nil
 	}

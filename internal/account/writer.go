@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/credo-dev/credo/internal/fieldowner"
+
 	"github.com/fluxcd/pkg/ssa/normalize"
 	ssautils "github.com/fluxcd/pkg/ssa/utils"
 	corev1 "k8s.io/api/core/v1"
@@ -130,7 +132,7 @@ func (w *Writer) read(ctx context.Context, key client.ObjectKey) (*corev1.Secret
 // label of acct's name) passes too: the controller's metadata write, which
 // records the UID, adopts it.
 func (k Keys) Guard(s metav1.Object, acct *credv1.CredentialAccount, legacy bool) error {
-	if !ManagedByCredo(s.GetManagedFields()) {
+	if !ManagedByCredo(s) {
 		return ErrForeign
 	}
 	if k.BelongsTo(s, acct.UID) || (legacy && !k.Claimed(s) && s.GetLabels()[k.Account] == LabelValue(acct.Name)) {
@@ -139,16 +141,8 @@ func (k Keys) Guard(s metav1.Object, acct *credv1.CredentialAccount, legacy bool
 	return ErrClaimed
 }
 
-// ManagedByCredo reports whether credo's field manager has written the
-// object whose managed fields are fields.
-func ManagedByCredo(fields []metav1.ManagedFieldsEntry) bool {
-	for _, mf := range fields {
-		if mf.Manager == FieldOwner {
-			return true
-		}
-	}
-	return false
-}
+// ManagedByCredo reports whether credo's field manager has written obj.
+func ManagedByCredo(obj metav1.Object) bool { return fieldowner.Wrote(obj, FieldOwner) }
 
 // ownPart returns the fields of s that credo's applies own, as the Secret
 // to apply next, with s's resourceVersion as the precondition. A write
