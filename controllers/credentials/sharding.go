@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	"github.com/credo-dev/credo/internal/shard"
 )
 
 // ShardedObjects are the kinds the credential-controller caches for its shard only:
@@ -47,15 +46,8 @@ func (r *CredentialAccountReconciler) servesAccount(ctx context.Context, req ctr
 	if err := r.Get(ctx, key, &helmv2.HelmRelease{}); !apierrors.IsNotFound(err) {
 		return err == nil, err
 	}
-	owner, err := r.Shard.Elsewhere(ctx, r.APIReader, shard.HelmReleaseGVK, key)
-	if err != nil || owner == nil {
-		return err == nil, err
-	}
-	if moved, err := r.Shard.Follow(ctx, r.Client, &acct, owner, client.FieldOwner(CredentialFieldOwner)); err != nil || moved {
-		shard.LogHandOver(ctx, "CredentialAccount", owner.GetLabels(), err)
-		return false, err
-	}
-	return false, nil
+	elsewhere, _, err := r.Shard.HandOver(ctx, r.Client, r.APIReader, &acct, credv1.CredentialAccountKind, key, CredentialFieldOwner)
+	return !elsewhere && err == nil, err
 }
 
 // handOver moves a generated account whose release is in another shard to
@@ -63,30 +55,12 @@ func (r *CredentialAccountReconciler) servesAccount(ctx context.Context, req ctr
 // is gone, it does nothing.
 func (r *AccountSourceReconciler) handOver(ctx context.Context, acct *credv1.CredentialAccount) (bool, error) {
 	key := client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}
-	owner, err := r.Shard.Elsewhere(ctx, r.APIReader, shard.HelmReleaseGVK, key)
-	if err != nil || owner == nil {
-		return false, err
-	}
-	moved, err := r.Shard.Follow(ctx, r.Client, acct, owner, client.FieldOwner(CredentialFieldOwner))
-	if err != nil || moved {
-		shard.LogHandOver(ctx, "CredentialAccount", owner.GetLabels(), err)
-	}
+	_, moved, err := r.Shard.HandOver(ctx, r.Client, r.APIReader, acct, credv1.CredentialAccountKind, key, CredentialFieldOwner)
 	return moved, err
 }
 
 // takeOver moves a generated account that another shard holds to this
 // shard, which serves its release; want carries the release's shard labels.
 func (r *AccountSourceReconciler) takeOver(ctx context.Context, want *credv1.CredentialAccount) error {
-	if !r.Shard.Sharded() {
-		return nil
-	}
-	var cur credv1.CredentialAccount
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), &cur); err != nil || r.Shard.Serves(&cur) {
-		return client.IgnoreNotFound(err)
-	}
-	moved, err := r.Shard.Follow(ctx, r.Client, &cur, want, client.FieldOwner(CredentialFieldOwner))
-	if err != nil || moved {
-		shard.LogHandOver(ctx, "CredentialAccount", want.GetLabels(), err)
-	}
-	return err
+	return r.Shard.TakeOver(ctx, r.Client, r.APIReader, &credv1.CredentialAccount{}, credv1.CredentialAccountKind, want, CredentialFieldOwner)
 }

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-	"github.com/credo-dev/credo/internal/shard"
 )
 
 // ShardedObjects are the kinds the trust-controller caches for its shard only:
@@ -47,32 +46,12 @@ func (r *TrustAnchorReconciler) servesWithoutRelease(ctx context.Context, req ct
 	if err := r.Get(ctx, req.NamespacedName, &ta); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	owner, err := r.Shard.Elsewhere(ctx, r.APIReader, shard.HelmReleaseGVK, req.NamespacedName)
-	if err != nil || owner == nil {
-		return err == nil, err
-	}
-	if moved, err := r.Shard.Follow(ctx, r.Client, &ta, owner, client.FieldOwner(TrustAnchorFieldOwner)); err != nil || moved {
-		shard.LogHandOver(ctx, "TrustAnchor", owner.GetLabels(), err)
-		return false, err
-	}
-	return false, nil
+	elsewhere, _, err := r.Shard.HandOver(ctx, r.Client, r.APIReader, &ta, trustv1.TrustAnchorKind, req.NamespacedName, TrustAnchorFieldOwner)
+	return !elsewhere && err == nil, err
 }
 
-// takeOver moves a release's TrustAnchor that another shard holds to this
-// shard, which serves the release; called when creating it found it there.
-// Its holder hands it over itself when it runs; this covers a holder that
-// no longer runs, or TrustAnchors made before sharding was turned on.
-func (r *TrustAnchorReconciler) takeOver(ctx context.Context, hr *helmv2.HelmRelease) error {
-	if !r.Shard.Sharded() {
-		return nil
-	}
-	var ta trustv1.TrustAnchor
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(hr), &ta); err != nil || r.Shard.Serves(&ta) {
-		return client.IgnoreNotFound(err)
-	}
-	moved, err := r.Shard.Follow(ctx, r.Client, &ta, hr, client.FieldOwner(TrustAnchorFieldOwner))
-	if err != nil || moved {
-		shard.LogHandOver(ctx, "TrustAnchor", hr.GetLabels(), err)
-	}
-	return err
+// takeOver moves the TrustAnchor of want's release that another shard holds
+// to this shard, which serves the release (shard.TakeOver).
+func (r *TrustAnchorReconciler) takeOver(ctx context.Context, want *trustv1.TrustAnchor) error {
+	return r.Shard.TakeOver(ctx, r.Client, r.APIReader, &trustv1.TrustAnchor{}, trustv1.TrustAnchorKind, want, TrustAnchorFieldOwner)
 }

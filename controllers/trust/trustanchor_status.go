@@ -149,7 +149,7 @@ func (r *TrustAnchorReconciler) createDiscovered(ctx context.Context, hr *helmv2
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating TrustAnchor for %s: %w", c, err)
 		}
-		return r.takeOver(ctx, hr)
+		return r.takeOver(ctx, ta)
 	}
 	return nil
 }

@@ -83,3 +83,40 @@ func LogHandOver(ctx context.Context, kind string, to map[string]string, err err
 	}
 	log.Info("moved to the shard of its release", "kind", kind, Key, to[Key])
 }
+
+// HandOver moves obj, held here, to the shard of its release when the
+// release (key) exists in another shard. It reports whether the release is
+// elsewhere (obj is then not this shard's to reconcile, moved or not) and
+// whether obj moved; kind names obj in the log line.
+func (s Shard) HandOver(ctx context.Context, c client.Client, r client.Reader, obj client.Object, kind string,
+	release client.ObjectKey, fieldOwner string) (elsewhere, moved bool, err error) {
+	owner, err := s.Elsewhere(ctx, r, HelmReleaseGVK, release)
+	if err != nil || owner == nil {
+		return false, false, err
+	}
+	moved, err = s.Follow(ctx, c, obj, owner, client.FieldOwner(fieldOwner))
+	if err != nil || moved {
+		LogHandOver(ctx, kind, owner.GetLabels(), err)
+	}
+	return true, moved, err
+}
+
+// TakeOver moves the object of want's key that another shard holds (read
+// uncached into cur) to this shard, stamped as want: called when creating
+// want found it there. Its holder hands it over itself when it runs; this
+// covers a holder that no longer runs, or objects made before sharding was
+// turned on. Unsharded, it does nothing.
+func (s Shard) TakeOver(ctx context.Context, c client.Client, r client.Reader, cur client.Object, kind string,
+	want client.Object, fieldOwner string) error {
+	if !s.Sharded() {
+		return nil
+	}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(want), cur); err != nil || s.Serves(cur) {
+		return client.IgnoreNotFound(err)
+	}
+	moved, err := s.Follow(ctx, c, cur, want, client.FieldOwner(fieldOwner))
+	if err != nil || moved {
+		LogHandOver(ctx, kind, want.GetLabels(), err)
+	}
+	return err
+}
