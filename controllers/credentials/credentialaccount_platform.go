@@ -157,7 +157,7 @@ func lastWriter(s *corev1.Secret, key string) string {
 	var last *metav1.ManagedFieldsEntry
 	for i := range s.ManagedFields {
 		mf := &s.ManagedFields[i]
-		if mf.FieldsV1 == nil || !strings.Contains(string(mf.FieldsV1.Raw), `"f:data"`) || !strings.Contains(string(mf.FieldsV1.Raw), field) {
+		if mf.FieldsV1 == nil || !strings.Contains(mf.FieldsV1.GetRawString(), `"f:data"`) || !strings.Contains(mf.FieldsV1.GetRawString(), field) {
 			continue
 		}
 		if last == nil || (mf.Time != nil && (last.Time == nil || !mf.Time.Before(last.Time))) {

@@ -295,12 +295,12 @@ func TestAPolicyOverThePlatformMaximaIsStalled(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
-	p := newPolicy(t, ns, "long", func(p *enrollv1.EnrollmentPolicy) {
+	newPolicy(t, ns, "long", func(p *enrollv1.EnrollmentPolicy) {
 		p.Spec.CertificateTTL = duration(2000 * time.Hour)
 		p.Spec.TokenLifetime = duration(8000 * time.Hour)
 		p.Spec.RenewalGrace = duration(100 * time.Hour)
 	})
-	p = policyWith(g, ns, "long", func(p *enrollv1.EnrollmentPolicy) bool {
+	p := policyWith(g, ns, "long", func(p *enrollv1.EnrollmentPolicy) bool {
 		return p.Status.ObservedGeneration == p.Generation && conditions.IsStalled(p)
 	})
 	g.Expect(conditions.GetReason(p, meta.StalledCondition)).To(Equal(enrollv1.ExceedsPlatformLimitReason))
@@ -327,8 +327,8 @@ func TestAPolicyOverThePlatformMaximaIsStalled(t *testing.T) {
 func TestPolicyReconcileRequestIsHandled(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.NewNamespace(t)
-	p := newPolicy(t, ns, "ops")
-	p = policyWith(g, ns, "ops", policyCounts(0, 0))
+	newPolicy(t, ns, "ops")
+	p := policyWith(g, ns, "ops", policyCounts(0, 0))
 	g.Expect(env.Client.Patch(context.Background(), p, client.RawPatch(types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"`+meta.ReconcileRequestAnnotation+`":"now-1"}}}`)))).To(Succeed())
 	policyWith(g, ns, "ops", func(p *enrollv1.EnrollmentPolicy) bool {

@@ -244,7 +244,7 @@ func (r *TrustAnchorReconciler) writeFailed(ta *trustv1.TrustAnchor, err error) 
 // markFailure sets a negative-polarity condition from a typed error, with
 // the event its policy asks for when the condition is new (a transition).
 func (r *TrustAnchorReconciler) markFailure(ta *trustv1.TrustAnchor, condType string, err error) {
-	r.events().Fail(ta, condType, err, anchorEventMetadata(ta))
+	_ = r.events().Fail(ta, condType, err, anchorEventMetadata(ta))
 }
 
 // events records the trust-controller's events.

@@ -190,7 +190,7 @@ func (w *Writer) apply(ctx context.Context, desired *corev1.Secret) (*corev1.Sec
 		return nil, fmt.Errorf("applying Secret %s: %w", desired.Name, err)
 	}
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	if err := w.Client.Patch(ctx, u, client.Apply, client.ForceOwnership, client.FieldOwner(FieldOwner)); err != nil {
+	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.ForceOwnership, client.FieldOwner(FieldOwner)); err != nil {
 		return nil, fmt.Errorf("%s apply failed: %w", ssautils.FmtUnstructured(u), err)
 	}
 	var out corev1.Secret

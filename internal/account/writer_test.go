@@ -49,7 +49,7 @@ func testAccount(owner credv1.AccountOwner) *credv1.CredentialAccount {
 // entry is a managed fields entry of manager over fields (FieldsV1 JSON).
 func entry(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 // accountSecret is an account Secret of acct as credo wrote it: created by

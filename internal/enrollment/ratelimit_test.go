@@ -71,14 +71,14 @@ func TestAValidTokenIsNotLimitedByOtherFailuresFromItsAddress(t *testing.T) {
 	// that name no token.
 	for range 3 {
 		unknown, _ := enrollment.NewToken()
-		step1(unknown.String())
+		_, _ = step1(unknown.String())
 	}
 	status, e := step1("malformed")
 	expectRefused(t, "malformed token from a limited address", status, e, http.StatusTooManyRequests, enrollapi.ReasonRateLimited)
 	// Wrong secrets for one token use up that token's budget at the address.
 	other, _ := enrollment.NewToken()
 	for range 3 {
-		step1(gjt.Name + "." + other.Secret)
+		_, _ = step1(gjt.Name + "." + other.Secret)
 	}
 	status, e = step1(guessed)
 	expectRefused(t, "the guessed token from the guessing address", status, e, http.StatusTooManyRequests, enrollapi.ReasonRateLimited)
@@ -101,7 +101,7 @@ func TestRateLimitedRefusalsAreLoggedAtABoundedRate(t *testing.T) {
 	before := strings.Count(env.Logs.String(), "rate limited")
 	const requests = 40
 	for range requests {
-		post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: guess}, nil)
+		_, _ = post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: guess}, nil)
 	}
 	logged := strings.Count(env.Logs.String(), "rate limited") - before
 	if logged == 0 || logged > 10 {

@@ -109,7 +109,10 @@ func (c *Process) Stop(grace time.Duration) error {
 // FailIfExited returns an error naming the log when the process has ended.
 func (c *Process) FailIfExited() error {
 	if ok, err := c.Exited(); ok {
-		return fmt.Errorf("%s exited (%v); see %s", c.name, err, c.log.Name())
+		if err == nil {
+			return fmt.Errorf("%s exited; see %s", c.name, c.log.Name())
+		}
+		return fmt.Errorf("%s exited (%w); see %s", c.name, err, c.log.Name())
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,11 +215,7 @@ func (a *agent) waitExit(t *testing.T, within time.Duration) int {
 }
 
 func asExit(err error, target **exec.ExitError) bool {
-	ee, ok := err.(*exec.ExitError)
-	if ok {
-		*target = ee
-	}
-	return ok
+	return errors.As(err, target)
 }
 
 // anchorFile writes the enrollment CA as published by the trust-anchor

@@ -23,10 +23,11 @@ import (
 
 	"crypto/x509"
 	"fmt"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -203,7 +203,7 @@ func lookupServerUser() {
 		out, aerr := exec.Command(useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent",
 			"--shell", "/usr/sbin/nologin", serverUserName).CombinedOutput()
 		if aerr != nil {
-			serverUser.err = fmt.Errorf("useradd %s: %v: %s", serverUserName, aerr, out)
+			serverUser.err = fmt.Errorf("useradd %s: %w: %s", serverUserName, aerr, out)
 			return
 		}
 		if u, err = user.Lookup(serverUserName); err != nil {

@@ -72,7 +72,7 @@ func startMariaDB(t *testing.T, sec *secrets) *mariadb {
 	srv.waitReady(t, 2*time.Minute, func() error {
 		r := m.admin("SELECT 1")
 		if !r.ok() {
-			return fmt.Errorf("%v: %s", r.err, strings.TrimSpace(r.stderr))
+			return fmt.Errorf("%w: %s", r.err, strings.TrimSpace(r.stderr))
 		}
 		return nil
 	})

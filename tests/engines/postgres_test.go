@@ -77,7 +77,7 @@ func startPostgres(t *testing.T, sec *secrets) *postgres {
 	srv.waitReady(t, time.Minute, func() error {
 		r := p.psql("SELECT 1")
 		if !r.ok() {
-			return fmt.Errorf("%v: %s", r.err, strings.TrimSpace(r.stderr))
+			return fmt.Errorf("%w: %s", r.err, strings.TrimSpace(r.stderr))
 		}
 		return nil
 	})

@@ -180,7 +180,7 @@ func describe(c prometheus.Collector) map[string]map[string]bool {
 // never called, parsing needs only the names.
 var promTemplateFuncs = template.FuncMap{
 	"humanize": fmtStub, "humanize1024": fmtStub, "humanizeDuration": fmtStub, "humanizePercentage": fmtStub,
-	"humanizeTimestamp": fmtStub, "toTime": fmtStub, "title": strings.Title, "toUpper": strings.ToUpper, //nolint:staticcheck
+	"humanizeTimestamp": fmtStub, "toTime": fmtStub, "title": strings.Title, "toUpper": strings.ToUpper, //nolint:staticcheck // strings.Title is what Prometheus' title function is
 	"toLower": strings.ToLower, "reReplaceAll": func(string, string, string) string { return "" },
 	"query": func(string) []any { return nil }, "first": func(any) any { return nil }, "label": func(string, any) string { return "" },
 	"value": func(any) float64 { return 0 }, "args": func(...any) map[string]any { return nil },
