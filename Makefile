@@ -99,7 +99,7 @@ lint: golangci-lint kube-api-linter ## golangci-lint (.golangci.yml) on both mod
 	cd api && $(KUBE_API_LINTER) run --config ../.golangci-kal.yml ./...
 
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate and tidy, then fail on a dirty tree.
+verify: manifests generate fmt vet lint ## Regenerate, vet and lint, tidy, then fail on a dirty tree.
 	go mod tidy
 	cd api && go mod tidy
 	@if [ -n "$$(git status --porcelain)" ]; then \
