@@ -40,9 +40,10 @@ limitations under the License.
 //
 // The apply payload is the desired Secret normalised by ssa's normalize
 // package, applied under credo's field manager with forced ownership: the
-// request ssa's ResourceManager sends. The ownership check matches
-// managedFields with ssa's FieldManager rule (exact name, operation, main
-// resource), the rule kustomize-controller uses to find field managers.
+// request ssa's ResourceManager sends. The ownership check
+// (internal/fieldowner, shared with the account writer) matches
+// managedFields by ssa's FieldManager rule (exact name, update or apply,
+// main resource), the rule kustomize-controller uses to find field managers.
 //
 // ssa.ResourceManager.Apply itself is not used, because it would break three
 // guarantees. It reads the object again and sends a server-side dry-run
