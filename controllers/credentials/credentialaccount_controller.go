@@ -315,26 +315,13 @@ func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1
 	if err := r.removeValues(ctx, acct); err != nil {
 		return err
 	}
-	if err := r.deleteAccountSecret(ctx, acct); err != nil {
+	if err := r.writer().Delete(ctx, acct); err != nil {
 		return err
 	}
-	if err := r.deleteKept(ctx, acct); err != nil {
+	if err := r.writer().DeleteKept(ctx, acct); err != nil {
 		return err
 	}
 	before := acct.DeepCopy()
 	controllerutil.RemoveFinalizer(acct, CredentialFinalizer)
 	return r.Patch(ctx, acct, client.MergeFrom(before))
-}
-
-// deleteAccountSecret deletes the account Secret if it carries the account's
-// UID, with a UID precondition so a Secret recreated meanwhile is left alone.
-// A Secret of another account that maps to the same name is never deleted.
-func (r *CredentialAccountReconciler) deleteAccountSecret(ctx context.Context, acct *credv1.CredentialAccount) error {
-	return r.writer().Delete(ctx, acct)
-}
-
-// deleteKept deletes the kept password of acct if it carries acct's UID,
-// with a UID precondition.
-func (r *CredentialAccountReconciler) deleteKept(ctx context.Context, acct *credv1.CredentialAccount) error {
-	return r.writer().DeleteKept(ctx, acct)
 }

@@ -39,10 +39,6 @@ import (
 // alone). This file decides when the account Secret is checked, repaired,
 // rotated or reclaimed; every write goes through the writer.
 
-// PlatformSecretName is where a platform account's plaintext is kept, in
-// the platform namespace: <namespace>.<account secret name>.
-func PlatformSecretName(acct *credv1.CredentialAccount) string { return account.KeptSecretName(acct) }
-
 // reclaimPlatform takes back the Secret at a platform account's name that
 // someone else wrote (a foreign field manager, or another account's UID on
 // it), or that no update can repair: it holds the verifier of the kept

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credo-dev/credo/internal/account"
+
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -81,7 +83,7 @@ func TestTamperedPlatformVerifierIsRepairedFromTheKeptPassword(t *testing.T) {
 	f, err := verifier.Lookup(verifier.SCRAMSHA256)
 	g.Expect(err).NotTo(HaveOccurred())
 	var kept corev1.Secret
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: testPlatformNamespace, Name: PlatformSecretName(acct)}, &kept)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: testPlatformNamespace, Name: account.KeptSecretName(acct)}, &kept)).To(Succeed())
 	password := string(kept.Data[credv1.PasswordKey])
 
 	// An intruder who may write the tenant's Secrets stores the verifier of
@@ -153,7 +155,7 @@ func TestDeletedPlatformSecretComesBackWithTheKeptPassword(t *testing.T) {
 	ns := env.NewNamespace(t)
 	acct := readyPlatformAccount(t, ns, "2026-12-01")
 	var kept corev1.Secret
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: testPlatformNamespace, Name: PlatformSecretName(acct)}, &kept)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: testPlatformNamespace, Name: account.KeptSecretName(acct)}, &kept)).To(Succeed())
 	password := string(kept.Data[credv1.PasswordKey])
 	f, err := verifier.Lookup(verifier.SCRAMSHA256)
 	g.Expect(err).NotTo(HaveOccurred())

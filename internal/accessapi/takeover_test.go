@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credo-dev/credo/internal/account"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -36,7 +38,6 @@ import (
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	"github.com/credo-dev/credo/controllers/credentials"
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
@@ -63,7 +64,7 @@ func newTenant(t *testing.T, ns string) client.Client {
 
 // keptPassword reads the platform's kept copy of a platform account's password.
 func keptPassword(g Gomega, acct *credv1.CredentialAccount) *corev1.Secret {
-	return secretOf(g, platformNamespace, credentials.PlatformSecretName(acct))
+	return secretOf(g, platformNamespace, account.KeptSecretName(acct))
 }
 
 func accountOf(g Gomega, ns, name string) *credv1.CredentialAccount {

@@ -167,7 +167,7 @@ var leastPrivilege = map[string]struct {
 			ra("list", core, "secrets", platformNamespace),
 			ra("create", enrollG, "jointokens", tenantNS), ra("update", enrollG, "enrollmentpolicies", tenantNS),
 			ra("get", credG, "credentialaccounts", tenantNS), ra("get", trustG, "trustanchors", tenantNS),
-			ra("get", helmG, "helmreleases", tenantNS),
+			ra("get", helmG, "helmreleases", tenantNS), ra("get", core, "configmaps", tenantNS),
 		},
 	},
 }

@@ -161,8 +161,8 @@ type CredentialAccountSpec struct {
 
 	// secretLabels are extra labels the engine's operator needs on the
 	// account Secret, e.g. cnpg.io/reload or k8s.mariadb.com/watch.
-	// Credo's contract labels are refused: credo writes these labels
-	// with its own identity, which the admission policies trust.
+	// Credo's contract labels are refused: on a Secret credo writes
+	// they would read as credo's own statement.
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.endsWith('/publish-ca-cert') && !k.endsWith('/publish-ca-cert-release') && !k.endsWith('/tenant-ca') && !k.endsWith('/account'))",message="secretLabels may not carry credo's contract labels (publish-ca-cert, publish-ca-cert-release, tenant-ca, account): credo would write them as its own"
 	// +optional

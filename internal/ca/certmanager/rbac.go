@@ -17,6 +17,7 @@ limitations under the License.
 package certmanager
 
 // Signing through cert-manager creates, watches and deletes
-// CertificateRequests, and reads the trust bundle.
+// CertificateRequests. Reading the trust bundle needs `get` on its one
+// Secret or ConfigMap, which the operator grants with a Role in its
+// namespace (docs/security.md): no cluster-wide read is generated.
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificaterequests,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
