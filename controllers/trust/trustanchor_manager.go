@@ -23,7 +23,6 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,24 +103,16 @@ func (r *TrustAnchorReconciler) requestsForTrustSource(ctx context.Context, o cl
 	for _, ta := range tas.Items {
 		reqs = append(reqs, reconciler.Request(ta.Namespace, ta.Name))
 	}
-	var hrs helmv2.HelmReleaseList
-	if err := r.List(ctx, &hrs); err != nil {
-		log.Error(err, "listing HelmReleases", "trustsource", ts.Name)
+	if ruleOf(ts).Validate() != nil {
+		// The rule selects nothing; its own reconcile reports why.
 		return reqs
 	}
-	nsLabels := map[string]labels.Set{}
-	for i := range hrs.Items {
-		hr := &hrs.Items[i]
-		if _, seen := nsLabels[hr.Namespace]; !seen && ts.Spec.NamespaceSelector != nil {
-			l, err := readNamespaceLabels(ctx, r.Client, hr.Namespace)
-			if err != nil {
-				log.Error(err, "reading namespace labels", "namespace", hr.Namespace)
-			}
-			nsLabels[hr.Namespace] = l
-		}
-		if ok, err := TrustSourceSelects(ts, hr, nsLabels[hr.Namespace]); err == nil && ok {
-			reqs = append(reqs, reconciler.Request(hr.Namespace, hr.Name))
-		}
+	hrs, err := selectedReleases(ctx, r.Client, ts)
+	if err != nil {
+		log.Error(err, "listing the releases a TrustSource selects", "trustsource", ts.Name)
+	}
+	for _, hr := range hrs {
+		reqs = append(reqs, reconciler.Request(hr.Namespace, hr.Name))
 	}
 	return reqs
 }

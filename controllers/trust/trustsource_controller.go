@@ -26,7 +26,6 @@ import (
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -93,44 +92,47 @@ func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 // count sets status.matchedReleases; a selector it cannot parse stalls the
 // rule.
 func (r *TrustSourceReconciler) count(ctx context.Context, ts *trustv1.TrustSource) (ctrl.Result, error) {
-	var hrs helmv2.HelmReleaseList
-	if err := r.List(ctx, &hrs); err != nil {
+	if err := ruleOf(ts).Validate(); err != nil {
+		ts.Status.MatchedReleases = 0
+		return ctrl.Result{}, reconciler.NewStalling(trustv1.InvalidSelectorReason, "%s", err.Error())
+	}
+	hrs, err := selectedReleases(ctx, r.Client, ts)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var matched int32
-	selErr := ruleOf(ts).Validate()
-	nsLabels := map[string]labels.Set{}
-	for i := range hrs.Items {
-		if selErr != nil {
-			break
-		}
-		hr := &hrs.Items[i]
-		if _, ok := nsLabels[hr.Namespace]; !ok && ts.Spec.NamespaceSelector != nil {
-			var ns metav1.PartialObjectMetadata
-			ns.APIVersion, ns.Kind = "v1", "Namespace"
-			if err := r.Get(ctx, client.ObjectKey{Name: hr.Namespace}, &ns); err != nil {
-				if apierrors.IsNotFound(err) {
-					// Its namespace is gone, and the release with it.
-					continue
-				}
-				return ctrl.Result{}, err
-			}
-			nsLabels[hr.Namespace] = ns.Labels
-		}
-		ok, err := TrustSourceSelects(ts, hr, nsLabels[hr.Namespace])
-		if err != nil {
-			selErr = err
-			break
-		}
-		if ok {
-			matched++
-		}
-	}
-	ts.Status.MatchedReleases = matched
-	if selErr != nil {
-		return ctrl.Result{}, reconciler.NewStalling(trustv1.InvalidSelectorReason, "%s", selErr.Error())
-	}
+	ts.Status.MatchedReleases = int32(len(hrs))
 	return ctrl.Result{}, nil
+}
+
+// selectedReleases returns the HelmReleases the valid rule ts selects,
+// reading each namespace's labels once, from the cache, and only when ts
+// has a namespace selector. A release whose namespace is gone is skipped.
+func selectedReleases(ctx context.Context, c client.Reader, ts *trustv1.TrustSource) ([]*helmv2.HelmRelease, error) {
+	var hrs helmv2.HelmReleaseList
+	if err := c.List(ctx, &hrs); err != nil {
+		return nil, fmt.Errorf("listing HelmReleases: %w", err)
+	}
+	rule := ruleOf(ts)
+	nsLabels := map[string]labels.Set{}
+	var out []*helmv2.HelmRelease
+	for i := range hrs.Items {
+		hr := &hrs.Items[i]
+		if _, seen := nsLabels[hr.Namespace]; !seen && ts.Spec.NamespaceSelector != nil {
+			l, err := readNamespaceLabels(ctx, c, hr.Namespace)
+			if apierrors.IsNotFound(err) {
+				// Its namespace is gone, and the release with it.
+				continue
+			}
+			if err != nil {
+				return out, err
+			}
+			nsLabels[hr.Namespace] = l
+		}
+		if ok, err := rule.Selects(hr, nsLabels[hr.Namespace]); err == nil && ok {
+			out = append(out, hr)
+		}
+	}
+	return out, nil
 }
 
 // SetupWithManager registers the reconciler: every rule is recounted when a
