@@ -33,12 +33,12 @@ build: ## Build every binary into bin/.
 	go build -o $(BIN)/ ./cmd/...
 
 .PHONY: test
-test: control-plane manifests generate fmt vet ## Unit and integration tests on the real control plane.
+test: control-plane flux manifests generate fmt vet ## Unit and integration tests on the real control plane.
 	go test $(GO_TEST_FLAGS) ./...
 	cd api && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-e2e
-test-e2e: control-plane manifests build ## End-to-end tests (E2E_KUBECONFIG=<file> for an existing cluster).
+test-e2e: control-plane flux manifests build ## End-to-end tests (E2E_KUBECONFIG=<file> for an existing cluster).
 	go test $(GO_TEST_FLAGS) -tags e2e -timeout 20m ./tests/e2e/...
 
 .PHONY: test-monitoring
@@ -47,12 +47,16 @@ test-monitoring: control-plane ## Run kube-state-metrics (built once from the mo
 	CREDO_KSM="$$(hack/build-kube-state-metrics.sh)" go test $(GO_TEST_FLAGS) -tags monitoring -timeout 10m ./tests/monitoring/...
 
 .PHONY: dev
-dev: control-plane manifests build ## Run the whole system locally: control plane, CRDs, controllers, samples.
+dev: control-plane flux manifests build ## Run the whole system locally: control plane, CRDs, controllers, samples.
 	go run ./tests/dev
 
 .PHONY: control-plane
 control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (cached).
 	@hack/build-control-plane.sh >/dev/null
+
+.PHONY: flux
+flux: ## Build source-, helm-, kustomize- and notification-controller and the flux CLI from source (cached).
+	@hack/build-flux.sh >/dev/null
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.
@@ -70,6 +74,7 @@ manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.
 		paths="github.com/fluxcd/source-controller/api/v1" \
 		paths="github.com/fluxcd/kustomize-controller/api/v1" \
 		paths="github.com/fluxcd/notification-controller/api/v1beta3" \
+		paths="github.com/fluxcd/notification-controller/api/v1" \
 		output:crd:artifacts:config=config/testdata/crds
 
 .PHONY: generate

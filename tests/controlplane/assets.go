@@ -35,13 +35,9 @@ var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "ku
 func AssetsDir() (string, error) {
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("locating the control plane cache: %w", err)
-			}
-			cache = filepath.Join(home, ".cache")
+		cache, err := cacheDir()
+		if err != nil {
+			return "", err
 		}
 		dir = filepath.Join(cache, "credo", "k8s", KubernetesVersion)
 	}
@@ -51,6 +47,18 @@ func AssetsDir() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// cacheDir is $XDG_CACHE_HOME, else ~/.cache: where hack/ builds into.
+func cacheDir() (string, error) {
+	if cache := os.Getenv("XDG_CACHE_HOME"); cache != "" {
+		return cache, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("locating the build cache: %w", err)
+	}
+	return filepath.Join(home, ".cache"), nil
 }
 
 // RepoRoot returns the root of the credo repository, found from this file.
