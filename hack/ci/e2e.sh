@@ -26,6 +26,14 @@ for deploy in $(kubectl -n "${NAMESPACE}" get deployments -o name); do
   kubectl -n "${NAMESPACE}" rollout status "${deploy}" --timeout=3m
 done
 
+echo "--- installing the access API (config/apiservice)"
+# As users install it: the Service, the APIService and the delegated-auth
+# bindings. The credential-controller fills the APIService's caBundle with the
+# CA of its shared serving certificate (--access-api-inject-ca); Available means
+# kube-apiserver reached it through the Service and trusted that CA.
+kubectl apply --server-side -k config/apiservice
+kubectl wait --for=condition=Available --timeout=3m apiservice/v1alpha1.access.credo.dev
+
 echo "--- checking that each controller runs as its own ServiceAccount"
 for c in trust-controller credential-controller enrollment-controller; do
   sas=$(kubectl -n "${NAMESPACE}" get pods -l "app.kubernetes.io/name=${c}" -o jsonpath='{.items[*].spec.serviceAccountName}')
