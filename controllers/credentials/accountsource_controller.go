@@ -42,11 +42,13 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/reconciler"
+	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
 )
 
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=accountsources,verbs=get;list;watch
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=accountsources/status,verbs=get;patch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmcharts;ocirepositories,verbs=get;list;watch
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=create;delete
 
 // AccountSourceReconciler generates the CredentialAccounts an AccountSource
@@ -86,10 +88,13 @@ func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 				return fmt.Sprintf("%d account(s) for %d release(s)", src.Status.Accounts, src.Status.MatchedReleases)
 			},
 			NotReady: func(reconciler.Object) (string, string) {
-				if refused == nil {
-					return "", ""
+				switch {
+				case refused != nil:
+					return refused.problems[0].reason, refused.Error()
+				case src.Status.MatchedReleases == 0:
+					return credv1.NoReleasesMatchedReason, "source matches no release: " + release.NoMatchHint(ruleOf(src))
 				}
-				return refused.problems[0].reason, refused.Error()
+				return "", ""
 			},
 		},
 		Suspended: func(src *credv1.AccountSource) bool { return src.Spec.Suspend },
@@ -160,15 +165,23 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		return fmt.Errorf("listing HelmReleases: %w", err)
 	}
 	desired := map[client.ObjectKey]*credv1.CredentialAccount{}
-	// keep holds (namespace/release, entry) pairs whose values were unreadable.
+	// keep holds (namespace/release, entry) pairs whose values were
+	// unreadable, and namespace/release of releases whose chart could not
+	// be resolved: their accounts stay as they are.
 	keep := map[string]bool{}
 	var matched int32
 	var problems []problem
 	var derived []*credv1.CredentialAccount
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
-		ok, err := sourceSelects(src, hr)
-		if err != nil {
+		ok, err := sourceSelects(ctx, r.Client, src, hr)
+		var unresolved *release.UnresolvedError
+		switch {
+		case errors.As(err, &unresolved):
+			problems = append(problems, problem{credv1.ChartUnresolvedReason, unresolved.Error() + "; its accounts are kept"})
+			keep[hr.Namespace+"/"+hr.Name] = true
+			continue
+		case err != nil:
 			return fmt.Errorf("%w: %w", errInvalidSelector, err)
 		}
 		if !ok || !hr.DeletionTimestamp.IsZero() {
@@ -219,7 +232,8 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		cur := &existing.Items[i]
 		want, ok := desired[client.ObjectKeyFromObject(cur)]
 		if !ok {
-			if keep[cur.Namespace+"/"+cur.Labels[credv1.ReleaseLabel]+"/"+cur.Labels[entryLabel]] {
+			rel := cur.Namespace + "/" + cur.Labels[credv1.ReleaseLabel]
+			if keep[rel] || keep[rel+"/"+cur.Labels[entryLabel]] {
 				count++
 				continue
 			}
@@ -431,12 +445,13 @@ func (r *AccountSourceReconciler) reader() client.Reader {
 }
 
 // SetupWithManager registers the reconciler: sources are re-derived when a
-// HelmRelease changes and when one of their accounts changes or goes.
+// HelmRelease or a chart source changes and when one of their accounts
+// changes or goes.
 func (r *AccountSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Shard.Sharded() && r.APIReader == nil {
 		return errors.New("a sharded AccountSourceReconciler needs an APIReader")
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&credv1.AccountSource{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
 		Watches(&helmv2.HelmRelease{}, handler.EnqueueRequestsFromMapFunc(r.allSources),
@@ -449,7 +464,8 @@ func (r *AccountSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}), builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(e event.CreateEvent) bool { return false },
 			UpdateFunc: func(e event.UpdateEvent) bool { return false },
-		})).
+		}))
+	return release.WatchChartSources(b, r.allSources).
 		Named("accountsource").
 		Complete(r)
 }

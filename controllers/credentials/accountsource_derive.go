@@ -17,6 +17,7 @@ limitations under the License.
 package credentials
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 )
@@ -38,9 +40,15 @@ var errUnsupportedSource = errors.New("source kind is not supported yet")
 // errInvalidSelector refuses a releaseSelector that cannot be parsed.
 var errInvalidSelector = errors.New("invalid releaseSelector")
 
-// sourceSelects reports whether the AccountSource applies to the release.
-func sourceSelects(src *credv1.AccountSource, hr *helmv2.HelmRelease) (bool, error) {
-	return release.Rule{Chart: src.Spec.Chart, ReleaseSelector: src.Spec.ReleaseSelector}.Selects(hr, nil)
+// ruleOf is what the AccountSource selects releases by.
+func ruleOf(src *credv1.AccountSource) release.Rule {
+	return release.Rule{Chart: src.Spec.Chart, ChartRef: src.Spec.ChartRef, ReleaseSelector: src.Spec.ReleaseSelector}
+}
+
+// sourceSelects reports whether the AccountSource applies to the release;
+// c reads the source a chartRef names when the rule has a chart.
+func sourceSelects(ctx context.Context, c client.Reader, src *credv1.AccountSource, hr *helmv2.HelmRelease) (bool, error) {
+	return ruleOf(src).Selects(ctx, c, hr, nil)
 }
 
 // derivation is what an AccountSource derives from one release.

@@ -22,6 +22,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -56,7 +57,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 // NewScheme returns the kinds the credential-controller reads and writes;
 // the access API mints join tokens of EnrollmentPolicies.
 func NewScheme() *runtime.Scheme {
-	return manager.NewScheme(helmv2.AddToScheme, credv1.AddToScheme, enrollv1.AddToScheme)
+	return manager.NewScheme(helmv2.AddToScheme, sourcev1.AddToScheme, credv1.AddToScheme, enrollv1.AddToScheme)
 }
 
 // ConfigureCache sets the credential-controller's cache options for its

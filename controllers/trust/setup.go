@@ -23,6 +23,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,7 +64,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 
 // NewScheme returns the kinds the trust-controller reads and writes.
 func NewScheme() *runtime.Scheme {
-	return manager.NewScheme(helmv2.AddToScheme, trustv1.AddToScheme)
+	return manager.NewScheme(helmv2.AddToScheme, sourcev1.AddToScheme, trustv1.AddToScheme)
 }
 
 // ConfigureCache sets the trust-controller's cache options for its shard.

@@ -18,6 +18,7 @@ package trust
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -151,8 +152,15 @@ func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *he
 				return nil, err
 			}
 		}
-		ok, err := TrustSourceSelects(&ts, hr, nsLabels)
-		if err != nil {
+		ok, err := TrustSourceSelects(ctx, r.Client, &ts, hr, nsLabels)
+		var unresolved *release.UnresolvedError
+		switch {
+		case errors.As(err, &unresolved):
+			// Whether the rule selects the release is not known: nothing is
+			// decided (the projection made stays) until it is; the rule's
+			// Ready says why, and the source's change requeues the release.
+			return nil, err
+		case err != nil:
 			// A bad selector is the TrustSource's problem, reported on it.
 			continue
 		}
@@ -164,15 +172,16 @@ func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *he
 	return out, nil
 }
 
-// TrustSourceSelects reports whether the rule applies to the release. nsLabels
+// TrustSourceSelects reports whether the rule applies to the release; c
+// reads the source a chartRef names when the rule has a chart. nsLabels
 // are the labels of the release's namespace (needed only with a namespace selector).
-func TrustSourceSelects(ts *trustv1.TrustSource, hr *helmv2.HelmRelease, nsLabels labels.Set) (bool, error) {
-	return ruleOf(ts).Selects(hr, nsLabels)
+func TrustSourceSelects(ctx context.Context, c client.Reader, ts *trustv1.TrustSource, hr *helmv2.HelmRelease, nsLabels labels.Set) (bool, error) {
+	return ruleOf(ts).Selects(ctx, c, hr, nsLabels)
 }
 
 // ruleOf is what the TrustSource selects releases by.
 func ruleOf(ts *trustv1.TrustSource) release.Rule {
-	return release.Rule{Chart: ts.Spec.Chart, ReleaseSelector: ts.Spec.ReleaseSelector, NamespaceSelector: ts.Spec.NamespaceSelector}
+	return release.Rule{Chart: ts.Spec.Chart, ChartRef: ts.Spec.ChartRef, ReleaseSelector: ts.Spec.ReleaseSelector, NamespaceSelector: ts.Spec.NamespaceSelector}
 }
 
 // namespaceLabels are the labels of one namespace, read from the metadata

@@ -165,10 +165,11 @@ func TestTrustSourceRecordsAHandledReconcileRequest(t *testing.T) {
 	}
 	g.Expect(env.Client.Create(ctx, ts)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ts) })
-	g.Eventually(func() bool {
+	// It matches nothing, and says so once reconciled.
+	g.Eventually(func() string {
 		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(ts), ts)
-		return conditions.IsReady(ts)
-	}, 10*time.Second, 100*time.Millisecond).Should(BeTrue())
+		return conditions.GetReason(ts, meta.ReadyCondition)
+	}, 10*time.Second, 100*time.Millisecond).Should(Equal(trustv1.NoReleasesMatchedReason))
 
 	token := strconv.FormatInt(time.Now().UnixNano(), 10)
 	patch := client.MergeFrom(ts.DeepCopy())

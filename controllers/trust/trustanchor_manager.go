@@ -33,6 +33,7 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/reconciler"
+	"github.com/credo-dev/credo/internal/release"
 )
 
 // TrustAnchorReconcilerOptions configures the controller.
@@ -48,7 +49,7 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if err := indexTrustAnchors(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&trustv1.TrustAnchor{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
 		)).
@@ -56,7 +57,8 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}),
 		)).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.requestsForSecret)).
-		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource)).
+		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource))
+	return release.WatchChartSources(b, r.requestsForChartSource).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("trustanchor").
 		// The shard is judged in Reconcile, which reads the release anyway.
@@ -87,6 +89,20 @@ func (r *TrustAnchorReconciler) requestsForSecret(ctx context.Context, o client.
 	return reqs
 }
 
+// requestsForChartSource maps a chart source to the releases whose
+// chartRef names it: its change can change their chart name.
+func (r *TrustAnchorReconciler) requestsForChartSource(ctx context.Context, o client.Object) []reconcile.Request {
+	keys, err := release.Referring(ctx, r.Client, o)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the releases of a chart source", "source", client.ObjectKeyFromObject(o))
+	}
+	reqs := make([]reconcile.Request, 0, len(keys))
+	for _, k := range keys {
+		reqs = append(reqs, reconcile.Request{NamespacedName: k})
+	}
+	return reqs
+}
+
 // requestsForTrustSource maps a rule to the releases it selects and the
 // TrustAnchors it created.
 func (r *TrustAnchorReconciler) requestsForTrustSource(ctx context.Context, o client.Object) []reconcile.Request {
@@ -107,12 +123,15 @@ func (r *TrustAnchorReconciler) requestsForTrustSource(ctx context.Context, o cl
 		// The rule selects nothing; its own reconcile reports why.
 		return reqs
 	}
-	hrs, err := selectedReleases(ctx, r.Client, ts)
+	hrs, unresolved, err := selectedReleases(ctx, r.Client, ts)
 	if err != nil {
 		log.Error(err, "listing the releases a TrustSource selects", "trustsource", ts.Name)
 	}
 	for _, hr := range hrs {
 		reqs = append(reqs, reconciler.Request(hr.Namespace, hr.Name))
+	}
+	for _, u := range unresolved {
+		reqs = append(reqs, reconcile.Request{NamespacedName: u.Release})
 	}
 	return reqs
 }

@@ -18,6 +18,7 @@ package trust
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,11 +37,13 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/reconciler"
+	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
 )
 
 // +kubebuilder:rbac:groups=trust.credo.dev,resources=trustsources,verbs=get;list;watch
 // +kubebuilder:rbac:groups=trust.credo.dev,resources=trustsources/status,verbs=get;patch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmcharts;ocirepositories,verbs=get;list;watch
 
 // TrustSourceReconciler reports how many releases each TrustSource matches
 // and whether its selectors are valid. The TrustAnchorReconciler applies the
@@ -58,10 +61,18 @@ type TrustSourceReconciler struct {
 // trustSourceRecount is how often a rule's count is made again.
 const trustSourceRecount = 10 * time.Minute
 
-// trustSourceSummary derives the Ready of ts: True with its count, False
-// while it is suspended (it still counts), Stalled on a selector it cannot
-// parse. A rule has no Reconciling condition.
-func trustSourceSummary(ts *trustv1.TrustSource) reconciler.Summary {
+// selection is what a count of a TrustSource found beyond the count: the
+// releases whose chart could not be resolved.
+type selection struct {
+	unresolved []*release.UnresolvedError
+}
+
+// trustSourceSummary derives the Ready of ts: True with its count; False
+// while it is suspended (it still counts), while it matches no release
+// (NoReleasesMatched) or while the chart of a release it may select cannot
+// be resolved (ChartUnresolved); Stalled on a selector it cannot parse. A
+// rule has no Reconciling condition.
+func trustSourceSummary(ts *trustv1.TrustSource, sel *selection) reconciler.Summary {
 	return reconciler.Summary{
 		FieldOwner: TrustAnchorFieldOwner,
 		Interval:   trustSourceRecount,
@@ -70,10 +81,16 @@ func trustSourceSummary(ts *trustv1.TrustSource) reconciler.Summary {
 			return fmt.Sprintf("rule matches %d release(s)", ts.Status.MatchedReleases)
 		},
 		NotReady: func(reconciler.Object) (string, string) {
-			if !ts.Spec.Suspend {
-				return "", ""
+			switch {
+			case ts.Spec.Suspend:
+				return meta.SuspendedReason, fmt.Sprintf("rule is suspended; it matches %d release(s)", ts.Status.MatchedReleases)
+			case len(sel.unresolved) > 0:
+				return trustv1.ChartUnresolvedReason, fmt.Sprintf("rule matches %d release(s); %s",
+					ts.Status.MatchedReleases, release.Summarize(sel.unresolved))
+			case ts.Status.MatchedReleases == 0:
+				return trustv1.NoReleasesMatchedReason, "rule matches no release: " + release.NoMatchHint(ruleOf(ts))
 			}
-			return meta.SuspendedReason, fmt.Sprintf("rule is suspended; it matches %d release(s)", ts.Status.MatchedReleases)
+			return "", ""
 		},
 	}
 }
@@ -81,40 +98,44 @@ func trustSourceSummary(ts *trustv1.TrustSource) reconciler.Summary {
 // Reconcile counts the HelmReleases a TrustSource selects.
 func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ts := &trustv1.TrustSource{}
+	sel := &selection{}
 	return reconciler.Run(ctx, req, ts, reconciler.Steps[*trustv1.TrustSource]{
-		Client:    r.Client,
-		Metrics:   r.Metrics,
-		Summary:   trustSourceSummary(ts),
-		Reconcile: r.count,
+		Client:  r.Client,
+		Metrics: r.Metrics,
+		Summary: trustSourceSummary(ts, sel),
+		Reconcile: func(ctx context.Context, ts *trustv1.TrustSource) (ctrl.Result, error) {
+			return ctrl.Result{}, r.count(ctx, ts, sel)
+		},
 	})
 }
 
 // count sets status.matchedReleases; a selector it cannot parse stalls the
 // rule.
-func (r *TrustSourceReconciler) count(ctx context.Context, ts *trustv1.TrustSource) (ctrl.Result, error) {
+func (r *TrustSourceReconciler) count(ctx context.Context, ts *trustv1.TrustSource, sel *selection) error {
 	if err := ruleOf(ts).Validate(); err != nil {
 		ts.Status.MatchedReleases = 0
-		return ctrl.Result{}, reconciler.NewStalling(trustv1.InvalidSelectorReason, "%s", err.Error())
+		return reconciler.NewStalling(trustv1.InvalidSelectorReason, "%s", err.Error())
 	}
-	hrs, err := selectedReleases(ctx, r.Client, ts)
+	hrs, unresolved, err := selectedReleases(ctx, r.Client, ts)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	ts.Status.MatchedReleases = int32(len(hrs))
-	return ctrl.Result{}, nil
+	sel.unresolved = unresolved
+	return nil
 }
 
 // selectedReleases returns the HelmReleases the valid rule ts selects,
 // reading each namespace's labels once, from the cache, and only when ts
-// has a namespace selector. A release whose namespace is gone is skipped.
-func selectedReleases(ctx context.Context, c client.Reader, ts *trustv1.TrustSource) ([]*helmv2.HelmRelease, error) {
+// has a namespace selector. A release whose namespace is gone is skipped;
+// one whose chart cannot be resolved is returned in unresolved.
+func selectedReleases(ctx context.Context, c client.Reader, ts *trustv1.TrustSource) (selected []*helmv2.HelmRelease, unresolved []*release.UnresolvedError, err error) {
 	var hrs helmv2.HelmReleaseList
 	if err := c.List(ctx, &hrs); err != nil {
-		return nil, fmt.Errorf("listing HelmReleases: %w", err)
+		return nil, nil, fmt.Errorf("listing HelmReleases: %w", err)
 	}
 	rule := ruleOf(ts)
 	nsLabels := map[string]labels.Set{}
-	var out []*helmv2.HelmRelease
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
 		if _, seen := nsLabels[hr.Namespace]; !seen && ts.Spec.NamespaceSelector != nil {
@@ -124,26 +145,32 @@ func selectedReleases(ctx context.Context, c client.Reader, ts *trustv1.TrustSou
 				continue
 			}
 			if err != nil {
-				return out, err
+				return selected, unresolved, err
 			}
 			nsLabels[hr.Namespace] = l
 		}
-		if ok, err := rule.Selects(hr, nsLabels[hr.Namespace]); err == nil && ok {
-			out = append(out, hr)
+		ok, err := rule.Selects(ctx, c, hr, nsLabels[hr.Namespace])
+		var u *release.UnresolvedError
+		switch {
+		case errors.As(err, &u):
+			unresolved = append(unresolved, u)
+		case err == nil && ok:
+			selected = append(selected, hr)
 		}
 	}
-	return out, nil
+	return selected, unresolved, nil
 }
 
 // SetupWithManager registers the reconciler: every rule is recounted when a
-// HelmRelease appears, goes, or changes its labels or chart.
+// HelmRelease appears, goes, or changes its labels or chart, and when a
+// chart source (HelmChart, OCIRepository) appears, goes or changes.
 func (r *TrustSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&trustv1.TrustSource{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
 		Watches(&helmv2.HelmRelease{}, handler.EnqueueRequestsFromMapFunc(r.allTrustSources),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Named("trustsource").
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))
+	return release.WatchChartSources(b, r.allTrustSources).Named("trustsource").
 		Complete(r.Shard.Gate(r, r.Shard.ServesOwnLabels(r.Client, &trustv1.TrustSource{})))
 }
 

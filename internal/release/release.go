@@ -15,17 +15,23 @@ limitations under the License.
 */
 
 // Package release holds what credo knows of a Flux HelmRelease: which rule
-// selects it (TrustSource and AccountSource alike), its chart, and the
+// selects it (TrustSource and AccountSource alike), its chart name (from
+// spec.chart or the source spec.chartRef names), and the
 // owner reference every object credo makes for it carries.
 package release
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	releasev1 "github.com/credo-dev/credo/api/release/v1alpha1"
 )
 
 // OwnerReference is the reference to hr that every object credo makes for
@@ -41,20 +47,14 @@ func OwnerReference(hr *helmv2.HelmRelease) metav1.OwnerReference {
 	}
 }
 
-// Chart is the name of the chart hr installs from a chart template
-// (spec.chart.spec.chart); empty when it has none.
-func Chart(hr *helmv2.HelmRelease) string {
-	if hr.Spec.Chart == nil {
-		return ""
-	}
-	return hr.Spec.Chart.Spec.Chart
-}
-
-// Rule is what a rule kind selects releases by. A rule with neither a
-// chart nor a release selector selects nothing.
+// Rule is what a rule kind selects releases by. A rule with none of a
+// chart, a chartRef or a release selector selects nothing.
 type Rule struct {
-	// Chart, when set, selects the releases of that chart.
+	// Chart, when set, selects the releases of that chart (ChartName).
 	Chart string
+	// ChartRef, when set, selects the releases whose spec.chartRef names
+	// that source.
+	ChartRef *releasev1.ChartRef
 	// ReleaseSelector, when set, selects releases by their labels.
 	ReleaseSelector *metav1.LabelSelector
 	// NamespaceSelector, when set, narrows to releases whose namespace's
@@ -70,23 +70,39 @@ func (r Rule) Validate() error {
 }
 
 // Selects reports whether the rule selects hr; nsLabels are the labels of
-// its namespace, needed only with a namespace selector. An unparsable
-// selector is an error naming it.
-func (r Rule) Selects(hr *helmv2.HelmRelease, nsLabels labels.Set) (bool, error) {
+// its namespace, needed only with a namespace selector. c reads the source
+// a chartRef names, only when the rule has a chart and every other part of
+// it matches. An unparsable selector is an error naming it; a chart that
+// cannot be resolved is an *UnresolvedError.
+func (r Rule) Selects(ctx context.Context, c client.Reader, hr *helmv2.HelmRelease, nsLabels labels.Set) (bool, error) {
 	rel, ns, err := r.selectors()
 	if err != nil {
 		return false, err
 	}
-	if r.Chart != "" && Chart(hr) != r.Chart {
+	switch {
+	case r.Chart == "" && r.ChartRef == nil && r.ReleaseSelector == nil:
 		return false, nil
-	}
-	if rel != nil && !rel.Matches(labels.Set(hr.Labels)) {
+	case rel != nil && !rel.Matches(labels.Set(hr.Labels)):
 		return false, nil
-	}
-	if ns != nil && !ns.Matches(nsLabels) {
+	case ns != nil && !ns.Matches(nsLabels):
 		return false, nil
+	case r.ChartRef != nil && !r.refersTo(hr):
+		return false, nil
+	case r.Chart == "":
+		return true, nil
 	}
-	return r.Chart != "" || r.ReleaseSelector != nil, nil
+	chart, err := ChartName(ctx, c, hr)
+	if err != nil {
+		return false, err
+	}
+	return chart == r.Chart, nil
+}
+
+// refersTo reports whether hr's chartRef names the rule's ChartRef.
+func (r Rule) refersTo(hr *helmv2.HelmRelease) bool {
+	ref := hr.Spec.ChartRef
+	return ref != nil && ref.Kind == r.ChartRef.Kind && ref.Name == r.ChartRef.Name &&
+		(r.ChartRef.Namespace == "" || chartRefNamespace(hr) == r.ChartRef.Namespace)
 }
 
 func (r Rule) selectors() (rel, ns labels.Selector, err error) {
@@ -101,4 +117,29 @@ func (r Rule) selectors() (rel, ns labels.Selector, err error) {
 		}
 	}
 	return rel, ns, nil
+}
+
+// NoMatchHint says what a rule that selects no release asks of one, and
+// how releases of the platform's shape (spec.chartRef, application labels)
+// are selected.
+func NoMatchHint(r Rule) string {
+	var wants []string
+	if r.Chart != "" {
+		wants = append(wants, fmt.Sprintf("chart %q", r.Chart))
+	}
+	if r.ChartRef != nil {
+		ns := r.ChartRef.Namespace
+		if ns == "" {
+			ns = "*"
+		}
+		wants = append(wants, fmt.Sprintf("chartRef %s %s/%s", r.ChartRef.Kind, ns, r.ChartRef.Name))
+	}
+	if r.ReleaseSelector != nil {
+		wants = append(wants, "releaseSelector "+metav1.FormatLabelSelector(r.ReleaseSelector))
+	}
+	if r.NamespaceSelector != nil {
+		wants = append(wants, "namespaceSelector "+metav1.FormatLabelSelector(r.NamespaceSelector))
+	}
+	return fmt.Sprintf("no HelmRelease has %s (a release with spec.chartRef has the chart name of the source it names; "+
+		"releases can also be selected by their labels, e.g. apps.cozystack.io/application.kind)", strings.Join(wants, " and "))
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package release
 
 import (
+	"context"
 	"testing"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -53,7 +54,7 @@ func TestRuleSelects(t *testing.T) {
 		{"a namespace selector alone selects nothing", Rule{NamespaceSelector: tenant}, hr("postgres", nil), labels.Set{"tenant": "true"}, false},
 		{"an empty rule selects nothing", Rule{}, hr("postgres", nil), nil, false},
 	} {
-		got, err := tc.rule.Selects(tc.hr, tc.ns)
+		got, err := tc.rule.Selects(context.Background(), nil, tc.hr, tc.ns)
 		if err != nil || got != tc.want {
 			t.Errorf("%s: Selects = %v, %v; want %v", tc.name, got, err, tc.want)
 		}
@@ -69,7 +70,7 @@ func TestRuleNamesItsBadSelector(t *testing.T) {
 		if err := rule.Validate(); err == nil || err.Error()[:len(name)] != name {
 			t.Errorf("Validate of a bad %s = %v, want an error naming it", name, err)
 		}
-		if _, err := rule.Selects(hr("postgres", nil), nil); err == nil {
+		if _, err := rule.Selects(context.Background(), nil, hr("postgres", nil), nil); err == nil {
 			t.Errorf("Selects with a bad %s returned no error", name)
 		}
 	}

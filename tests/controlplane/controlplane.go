@@ -32,6 +32,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -96,6 +97,7 @@ func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(helmv2.AddToScheme(s))
+	utilruntime.Must(sourcev1.AddToScheme(s))
 	utilruntime.Must(trustv1.AddToScheme(s))
 	utilruntime.Must(credentialsv1.AddToScheme(s))
 	utilruntime.Must(enrollmentv1.AddToScheme(s))

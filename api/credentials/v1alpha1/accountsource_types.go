@@ -19,6 +19,8 @@ package v1alpha1
 import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	releasev1 "github.com/credo-dev/credo/api/release/v1alpha1"
 )
 
 const (
@@ -116,17 +118,27 @@ type AccountTemplate struct {
 }
 
 // AccountSourceSpec selects releases and derives their accounts.
-// +kubebuilder:validation:XValidation:rule="has(self.releaseSelector) || has(self.chart)",message="one of releaseSelector or chart is required"
+// +kubebuilder:validation:XValidation:rule="has(self.releaseSelector) || has(self.chart) || has(self.chartRef)",message="one of releaseSelector, chart or chartRef is required"
 type AccountSourceSpec struct {
 	// releaseSelector selects HelmReleases by label.
 	// +optional
 	ReleaseSelector *metav1.LabelSelector `json:"releaseSelector,omitempty"`
 
-	// chart selects HelmReleases by spec.chart.spec.chart.
+	// chart selects HelmReleases by chart name: spec.chart.spec.chart, or for
+	// a release with spec.chartRef, the chart name of the source it names
+	// (a HelmChart's spec.chart, the last path element of an OCIRepository's
+	// URL, an ExternalArtifact's name). A release whose chartRef names a
+	// source that cannot be read is reported in the rule's Ready condition
+	// (ChartUnresolved) and keeps what the rule made for it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Chart string `json:"chart,omitempty"`
+
+	// chartRef selects HelmReleases whose spec.chartRef names this source.
+	// With chart or releaseSelector also set, a release must match all.
+	// +optional
+	ChartRef *releasev1.ChartRef `json:"chartRef,omitempty"`
 
 	// sources derive the accounts of each selected release.
 	// +listType=atomic

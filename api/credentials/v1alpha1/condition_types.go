@@ -16,6 +16,8 @@ limitations under the License.
 
 package v1alpha1
 
+import releasev1 "github.com/credo-dev/credo/api/release/v1alpha1"
+
 // Condition types of a CredentialAccount, besides Ready, Reconciling and
 // Stalled. Each is of negative polarity: True only while something is wrong.
 const (
@@ -121,6 +123,13 @@ const (
 
 	// InvalidSelectorReason (Stalled): the releaseSelector cannot be parsed.
 	InvalidSelectorReason string = "InvalidSelector"
+
+	// NoReleasesMatchedReason (Ready=False): the rule selects no release.
+	NoReleasesMatchedReason string = releasev1.NoReleasesMatchedReason
+
+	// ChartUnresolvedReason (Ready=False): the chart of a release's
+	// spec.chartRef cannot be resolved; what the rule made for it is kept.
+	ChartUnresolvedReason string = releasev1.ChartUnresolvedReason
 
 	// InvalidValuesReason (Ready=False): a selected release's values have no
 	// map at the entry's path; its other accounts are kept as they are.

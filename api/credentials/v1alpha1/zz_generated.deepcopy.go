@@ -21,6 +21,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	releasev1alpha1 "github.com/credo-dev/credo/api/release/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -117,6 +118,11 @@ func (in *AccountSourceSpec) DeepCopyInto(out *AccountSourceSpec) {
 		in, out := &in.ReleaseSelector, &out.ReleaseSelector
 		*out = new(v1.LabelSelector)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.ChartRef != nil {
+		in, out := &in.ChartRef, &out.ChartRef
+		*out = new(releasev1alpha1.ChartRef)
+		**out = **in
 	}
 	if in.Sources != nil {
 		in, out := &in.Sources, &out.Sources

@@ -16,6 +16,8 @@ limitations under the License.
 
 package v1alpha1
 
+import releasev1 "github.com/credo-dev/credo/api/release/v1alpha1"
+
 // Condition types of a TrustAnchor, besides meta.ReadyCondition,
 // meta.ReconcilingCondition and meta.StalledCondition. Each is of negative
 // polarity: present and True only while something is wrong, removed once it
@@ -109,4 +111,11 @@ const (
 const (
 	// InvalidSelectorReason (Stalled): a selector of the rule cannot be parsed.
 	InvalidSelectorReason string = "InvalidSelector"
+
+	// NoReleasesMatchedReason (Ready=False): the rule selects no release.
+	NoReleasesMatchedReason string = releasev1.NoReleasesMatchedReason
+
+	// ChartUnresolvedReason (Ready=False): the chart of a release's
+	// spec.chartRef cannot be resolved; what the rule made for it is kept.
+	ChartUnresolvedReason string = releasev1.ChartUnresolvedReason
 )

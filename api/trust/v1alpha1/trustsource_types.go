@@ -21,6 +21,8 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	releasev1 "github.com/credo-dev/credo/api/release/v1alpha1"
 )
 
 const (
@@ -33,7 +35,7 @@ const (
 
 // TrustSourceSpec is a rule of the name leg: for the HelmReleases it
 // selects, the CA certificate is in a Secret named after the release.
-// +kubebuilder:validation:XValidation:rule="has(self.releaseSelector) || has(self.chart)",message="one of releaseSelector or chart is required"
+// +kubebuilder:validation:XValidation:rule="has(self.releaseSelector) || has(self.chart) || has(self.chartRef)",message="one of releaseSelector, chart or chartRef is required"
 type TrustSourceSpec struct {
 	// releaseSelector selects HelmReleases by label. When Chart is also set,
 	// a release must match both.
@@ -45,12 +47,21 @@ type TrustSourceSpec struct {
 	// +optional
 	ReleaseSelector *metav1.LabelSelector `json:"releaseSelector,omitempty"`
 
-	// chart selects HelmReleases by the chart name in spec.chart.spec.chart.
-	// Releases using spec.chartRef carry no chart name; select them by label.
+	// chart selects HelmReleases by chart name: spec.chart.spec.chart, or for
+	// a release with spec.chartRef, the chart name of the source it names
+	// (a HelmChart's spec.chart, the last path element of an OCIRepository's
+	// URL, an ExternalArtifact's name). A release whose chartRef names a
+	// source that cannot be read is reported in the rule's Ready condition
+	// (ChartUnresolved) and keeps what the rule made for it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Chart string `json:"chart,omitempty"`
+
+	// chartRef selects HelmReleases whose spec.chartRef names this source.
+	// With chart or releaseSelector also set, a release must match all.
+	// +optional
+	ChartRef *releasev1.ChartRef `json:"chartRef,omitempty"`
 
 	// namespaceSelector limits the rule to namespaces with matching labels;
 	// empty selects every namespace the controller serves.

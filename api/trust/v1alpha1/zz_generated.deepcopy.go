@@ -21,6 +21,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	releasev1alpha1 "github.com/credo-dev/credo/api/release/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -255,6 +256,11 @@ func (in *TrustSourceSpec) DeepCopyInto(out *TrustSourceSpec) {
 		in, out := &in.ReleaseSelector, &out.ReleaseSelector
 		*out = new(v1.LabelSelector)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.ChartRef != nil {
+		in, out := &in.ChartRef, &out.ChartRef
+		*out = new(releasev1alpha1.ChartRef)
+		**out = **in
 	}
 	if in.NamespaceSelector != nil {
 		in, out := &in.NamespaceSelector, &out.NamespaceSelector

@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+)
+
+// sourceReason waits until the source's Ready has reason and returns it.
+func sourceReason(g Gomega, src *credv1.AccountSource, reason string) *credv1.AccountSource {
+	g.Eventually(func() string {
+		_ = env.Client.Get(context.Background(), client.ObjectKeyFromObject(src), src)
+		return conditions.GetReason(src, meta.ReadyCondition)
+	}, 20*time.Second, 100*time.Millisecond).Should(Equal(reason))
+	return src
+}
+
+func TestASourceDerivesTheAccountsOfChartRefReleasesAndKeepsThemWhileTheChartIsUnresolved(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
+	src := newPostgresUsersSource(t, "pg-"+ns, ns)
+	// By chart name, resolved through the OCIRepository the release's
+	// chartRef names in the platform namespace.
+	g.Eventually(func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(src), src); err != nil {
+			return err
+		}
+		src.Spec.Chart = "postgres"
+		return env.Client.Update(ctx, src)
+	}).Should(Succeed())
+	repo := env.NewOCIRepository(t, platform, "pg", "oci://ghcr.io/cozystack/charts/postgres")
+	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "pg", Namespace: platform},
+		map[string]string{"app": ns})
+	setValues(g, ns, "pg", `{"users":{"alice":{}}}`)
+
+	g.Eventually(func() []string { return usernamesOf(g, ns, src.Name) }, 20*time.Second, 100*time.Millisecond).
+		Should(Equal([]string{"alice", "postgres"}))
+	sourceReason(g, src, meta.SucceededReason)
+
+	// The OCIRepository goes: the release cannot be decided, which the
+	// source says, and its accounts (and their passwords) stay.
+	g.Expect(env.Client.Delete(ctx, repo)).To(Succeed())
+	src = sourceReason(g, src, credv1.ChartUnresolvedReason)
+	g.Expect(conditions.Get(src, meta.ReadyCondition).Message).To(ContainSubstring("HelmRelease " + ns + "/pg"))
+	g.Consistently(func() []string { return usernamesOf(g, ns, src.Name) }, 2*time.Second, 200*time.Millisecond).
+		Should(Equal([]string{"alice", "postgres"}))
+}
+
+func TestASourceThatMatchesNoReleaseIsNotReady(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.NewNamespace(t)
+	src := newPostgresUsersSource(t, "pg-"+ns, ns)
+	src = sourceReason(g, src, credv1.NoReleasesMatchedReason)
+	g.Expect(conditions.Get(src, meta.ReadyCondition).Message).To(ContainSubstring("app=" + ns))
+
+	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres", Namespace: ns},
+		map[string]string{"app": ns})
+	sourceReason(g, src, meta.SucceededReason)
+	g.Expect(src.Status.MatchedReleases).To(BeEquivalentTo(1))
+}

@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package trust
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	releasev1 "github.com/credo-dev/credo/api/release/v1alpha1"
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testpki"
+)
+
+// newRule creates a name-leg rule limited to the namespace ns.
+func newRule(t *testing.T, ns string, spec trustv1.TrustSourceSpec) *trustv1.TrustSource {
+	t.Helper()
+	spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+	if spec.SecretName == "" {
+		spec.SecretName = "{release}-ca"
+	}
+	ts := &trustv1.TrustSource{ObjectMeta: metav1.ObjectMeta{Name: "rule-" + ns}, Spec: spec}
+	NewWithT(t).Expect(env.Client.Create(context.Background(), ts)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ts) })
+	return ts
+}
+
+// ruleReady waits until the rule's Ready has the given status and reason,
+// and returns it.
+func ruleReady(g Gomega, ts *trustv1.TrustSource, status metav1.ConditionStatus, reason string) *trustv1.TrustSource {
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ts), ts)).To(Succeed())
+		c := conditions.Get(ts, meta.ReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(status))
+		g.Expect(c.Reason).To(Equal(reason))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	return ts
+}
+
+func TestChartRuleProjectsForReleasesOfThePlatformsShape(t *testing.T) {
+	g := NewWithT(t)
+	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
+	env.NewOCIRepository(t, platform, "postgres-chart", "oci://ghcr.io/cozystack/charts/postgres")
+	env.NewChartRefRelease(t, ns, "oci", helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "postgres-chart", Namespace: platform}, nil)
+	env.NewChartRefRelease(t, ns, "artifact", helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres", Namespace: platform}, nil)
+	env.NewChartRefRelease(t, ns, "other", helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "redis", Namespace: platform}, nil)
+	ts := newRule(t, ns, trustv1.TrustSourceSpec{Chart: "postgres"})
+	for _, rel := range []string{"oci", "artifact", "other"} {
+		cert, key := testpki.CA(t, rel+"-ca")
+		env.NewSecret(t, ns, rel+"-ca", nil, nil, map[string][]byte{"ca.crt": cert, "ca.key": key})
+	}
+
+	g.Expect(projectionOf(g, ns, "oci").Data).To(HaveKey("ca.crt"))
+	g.Expect(projectionOf(g, ns, "artifact").Data).To(HaveKey("ca.crt"))
+	ruleReady(g, ts, metav1.ConditionTrue, meta.SucceededReason)
+	g.Expect(ts.Status.MatchedReleases).To(BeEquivalentTo(2), "the redis artifact's release is not a postgres release")
+}
+
+func TestChartRefRuleSelectsTheReleasesOfOneSource(t *testing.T) {
+	g := NewWithT(t)
+	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
+	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "cozy-postgres", Namespace: platform},
+		map[string]string{testenv.ApplicationKindLabel: "Postgres"})
+	cert, _ := testpki.CA(t, "pg-ca")
+	env.NewSecret(t, ns, "pg-ca", nil, nil, map[string][]byte{"ca.crt": cert})
+	ts := newRule(t, ns, trustv1.TrustSourceSpec{ChartRef: &releasev1.ChartRef{Kind: "ExternalArtifact", Name: "cozy-postgres", Namespace: platform}})
+
+	g.Expect(projectionOf(g, ns, "pg").Data).To(Equal(map[string][]byte{"ca.crt": cert}))
+	ruleReady(g, ts, metav1.ConditionTrue, meta.SucceededReason)
+}
+
+func TestARuleThatMatchesNothingIsNotReady(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.NewNamespace(t)
+	// The shipped sample's shape on the platform's releases: a chart name
+	// none of them has.
+	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "cozy-postgres-application"},
+		map[string]string{testenv.ApplicationKindLabel: "Postgres"})
+	ts := newRule(t, ns, trustv1.TrustSourceSpec{Chart: "postgres"})
+
+	ts = ruleReady(g, ts, metav1.ConditionFalse, trustv1.NoReleasesMatchedReason)
+	g.Expect(conditions.Get(ts, meta.ReadyCondition).Message).To(And(ContainSubstring(`chart "postgres"`), ContainSubstring("apps.cozystack.io/application.kind")))
+	g.Expect(conditions.IsStalled(ts)).To(BeFalse(), "releases may come: the rule waits, it has not failed")
+
+	// Selected by the label instead, it matches.
+	g.Eventually(func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(ts), ts); err != nil {
+			return err
+		}
+		ts.Spec.Chart = ""
+		ts.Spec.ReleaseSelector = &metav1.LabelSelector{MatchLabels: map[string]string{testenv.ApplicationKindLabel: "Postgres"}}
+		return env.Client.Update(context.Background(), ts)
+	}).Should(Succeed())
+	ruleReady(g, ts, metav1.ConditionTrue, meta.SucceededReason)
+	g.Expect(ts.Status.MatchedReleases).To(BeEquivalentTo(1))
+}
+
+func TestAnUnresolvedChartIsReportedAndKeepsTheProjection(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
+	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "pg-chart", Namespace: platform}, nil)
+	cert, _ := testpki.CA(t, "pg-ca")
+	env.NewSecret(t, ns, "pg-ca", nil, nil, map[string][]byte{"ca.crt": cert})
+	ts := newRule(t, ns, trustv1.TrustSourceSpec{Chart: "postgres"})
+
+	// The HelmChart does not exist yet: the rule says which release it
+	// cannot decide, and why.
+	ts = ruleReady(g, ts, metav1.ConditionFalse, trustv1.ChartUnresolvedReason)
+	g.Expect(conditions.Get(ts, meta.ReadyCondition).Message).To(ContainSubstring("HelmRelease " + ns + "/pg"))
+
+	// The HelmChart appears: its watch resolves the release.
+	hc := env.NewHelmChart(t, platform, "pg-chart", "postgres")
+	g.Expect(projectionOf(g, ns, "pg").Data).To(Equal(map[string][]byte{"ca.crt": cert}))
+	ruleReady(g, ts, metav1.ConditionTrue, meta.SucceededReason)
+
+	// It goes again: reported, and the projection is kept.
+	g.Expect(env.Client.Delete(ctx, hc)).To(Succeed())
+	ruleReady(g, ts, metav1.ConditionFalse, trustv1.ChartUnresolvedReason)
+	g.Consistently(func() map[string][]byte { return projectionOf(g, ns, "pg").Data }, 2*time.Second, 200*time.Millisecond).
+		Should(Equal(map[string][]byte{"ca.crt": cert}))
+}
