@@ -42,8 +42,10 @@ import (
 var APIServiceName = accessv1.GroupVersion.Version + "." + accessv1.GroupVersion.Group
 
 // Registration describes how kube-apiserver reaches a server that runs
-// outside the cluster network (tests, `make dev`): through a Service of type
-// ExternalName, which kube-apiserver resolves to ExternalName:Port.
+// outside the cluster network (the in-process server of the integration
+// suites; `make dev` and the e2e suite apply config/apiservice instead):
+// through a Service of type ExternalName, which kube-apiserver resolves to
+// ExternalName:Port.
 type Registration struct {
 	// ServiceName and ServiceNamespace name the Service; defaults
 	// DefaultServiceName and DefaultServiceNamespace.
@@ -117,10 +119,25 @@ func Register(ctx context.Context, cfg *rest.Config, r Registration) error {
 	}); err != nil {
 		return fmt.Errorf("writing APIService %s: %w", APIServiceName, err)
 	}
+	return WaitAvailable(ctx, cfg, r.Timeout)
+}
+
+// WaitAvailable waits until kube-apiserver reports the APIService
+// v1alpha1.access.credo.dev Available and lists the group version in its
+// aggregated OpenAPI, each within timeout: then a request through
+// kube-apiserver (kubectl credo mint, kubectl create -f mint.yaml) reaches
+// the access API server. However the APIService was installed (Register,
+// or config/apiservice applied).
+func WaitAvailable(ctx context.Context, cfg *rest.Config, timeout time.Duration) error {
+	c, err := registrationClient(cfg)
+	if err != nil {
+		return err
+	}
+	as := &apiregistrationv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: APIServiceName}}
 	var last string
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, r.Timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(as), as); err != nil {
-			return false, err
+			return false, client.IgnoreNotFound(err)
 		}
 		for _, cond := range as.Status.Conditions {
 			if cond.Type == apiregistrationv1.Available {
@@ -133,7 +150,7 @@ func Register(ctx context.Context, cfg *rest.Config, r Registration) error {
 	if err != nil {
 		return fmt.Errorf("waiting for APIService %s to be Available (last: %s): %w", APIServiceName, last, err)
 	}
-	return waitForOpenAPI(ctx, cfg, r.Timeout)
+	return waitForOpenAPI(ctx, cfg, timeout)
 }
 
 // waitForOpenAPI waits until kube-apiserver's aggregated OpenAPI v3 lists

@@ -19,6 +19,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// StartControllerManager starts kube-controller-manager (as Start does) on
+// an Environment started with Options.NoControllerManager, for a caller that
+// installs CRDs first: its garbage collector discovers resource types at
+// start and then only every 30 seconds.
+func (e *Environment) StartControllerManager(ctx context.Context) error {
+	if e.kcm != nil {
+		return fmt.Errorf("kube-controller-manager is already running")
+	}
+	assets, err := AssetsDir()
+	if err != nil {
+		return err
+	}
+	return e.startControllerManager(ctx, filepath.Join(assets, "kube-controller-manager"))
+}
 
 // startControllerManager runs kube-controller-manager with the garbage
 // collector, the namespace controller and the clusterrole-aggregation

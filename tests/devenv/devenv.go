@@ -15,8 +15,10 @@ limitations under the License.
 */
 
 // Package devenv runs the whole of credo on the local control plane: the
-// control plane with credo's and Flux's CRDs, every credo controller binary
-// as a process against it, and config/samples applied. `make dev` and the
+// control plane with Flux's CRDs, credo installed from config/default and
+// config/apiservice as kustomize-controller would install it, every credo
+// controller binary as a process against it under its shipped identity,
+// and config/samples applied. `make dev` and the
 // e2e suite (when given no cluster) run on it.
 package devenv
 
@@ -33,11 +35,9 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
 )
 
@@ -76,6 +76,7 @@ type Environment struct {
 	// kubeconfigs are the controllers' own, by controller name.
 	kubeconfigs   map[string]string
 	accessAPIPort int
+	installer     *installer
 }
 
 // PlatformNamespace is where credo keeps platform accounts' passwords.
@@ -85,43 +86,10 @@ const PlatformNamespace = "credo-system"
 // controller binary as, in PlatformNamespace.
 func ServiceAccount(controller string) string { return "credo-" + controller }
 
-// rbacConfig is what the controllers' identities are bound by, as shipped:
-// config/rbac (each controller's generated roles, ServiceAccount and
-// bindings) and the access API's delegated authentication and
-// authorization, bound to the credential-controller's ServiceAccount.
-var rbacConfig = [][]string{
-	{"-k", "config/rbac"},
-	{"-f", "config/apiservice/auth_delegator.yaml"},
-}
-
-// grantControllerRBAC applies rbacConfig and returns, per controller, the
-// kubeconfig of its ServiceAccount's user: each binary runs with the RBAC
-// config/rbac gives its ServiceAccount, and nothing more.
-func (e *Environment) grantControllerRBAC(ctx context.Context, root string) (map[string]string, error) {
-	// The platform namespace holds the kept passwords of platform accounts
-	// and the controllers' ServiceAccounts.
-	if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: PlatformNamespace}}); err != nil {
-		return nil, fmt.Errorf("creating namespace %s: %w", PlatformNamespace, err)
-	}
-	// credo itself, installed as Flux installs it: the release the embedded
-	// enrollment CA is published under as a trust anchor.
-	install := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: InstallRelease, Namespace: PlatformNamespace},
-		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-				Chart: "credo", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "credo"},
-			}},
-		},
-	}
-	if err := e.Client.Create(ctx, install); err != nil {
-		return nil, fmt.Errorf("creating HelmRelease %s/%s: %w", PlatformNamespace, InstallRelease, err)
-	}
-	for _, source := range rbacConfig {
-		if out, err := e.Kubectl(ctx, "apply", "--server-side", source[0], filepath.Join(root, source[1])); err != nil {
-			return nil, fmt.Errorf("applying %s: %w\n%s", source[1], err, out)
-		}
-	}
+// controllerKubeconfigs returns, per controller, the kubeconfig of its
+// ServiceAccount's user: each binary runs with the RBAC config/default and
+// config/apiservice give its ServiceAccount, and nothing more.
+func (e *Environment) controllerKubeconfigs() (map[string]string, error) {
 	kubeconfigs := map[string]string{}
 	for _, name := range Controllers {
 		user, groups := controlplane.ServiceAccountUser(PlatformNamespace, ServiceAccount(name))
@@ -134,7 +102,31 @@ func (e *Environment) grantControllerRBAC(ctx context.Context, root string) (map
 	return kubeconfigs, nil
 }
 
+// createInstallRelease creates the HelmRelease credo is installed by, as
+// Flux would install it: the release the embedded enrollment CA is
+// published under as a trust anchor.
+func (e *Environment) createInstallRelease(ctx context.Context) error {
+	install := &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: InstallRelease, Namespace: PlatformNamespace},
+		Spec: helmv2.HelmReleaseSpec{
+			Interval: metav1.Duration{Duration: time.Hour},
+			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+				Chart: "credo", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "credo"},
+			}},
+		},
+	}
+	if err := e.Client.Create(ctx, install); err != nil {
+		return fmt.Errorf("creating HelmRelease %s/%s: %w", PlatformNamespace, InstallRelease, err)
+	}
+	return nil
+}
+
 // Start brings the system up. On error everything started is stopped.
+//
+// credo is installed as a user installs it: config/default and
+// config/apiservice rendered with kustomize and applied as
+// kustomize-controller applies them (see install), each controller binary
+// then running as a process under its shipped ServiceAccount's identity.
 func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	root := controlplane.RepoRoot()
 	if opts.BinDir == "" {
@@ -147,7 +139,19 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: opts.Dir, Aggregation: true})
+	// Flux's CRDs are there before credo, as on a cluster Flux runs on;
+	// credo's come from config/default. kube-controller-manager starts
+	// once they are established (install).
+	crdBases := filepath.Join(root, "config", "crd", "bases")
+	var fluxCRDs []string
+	for _, p := range controlplane.CRDPaths() {
+		if p != crdBases {
+			fluxCRDs = append(fluxCRDs, p)
+		}
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		Dir: opts.Dir, Aggregation: true, CRDPaths: fluxCRDs, NoControllerManager: true,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -157,13 +161,19 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 			_ = e.Stop()
 		}
 	}()
-	// Each controller runs as its own ServiceAccount's user, bound by the
-	// roles config/rbac ships, so the RBAC they are installed with is the
-	// RBAC they are tested with.
-	if e.kubeconfigs, err = e.grantControllerRBAC(ctx, root); err != nil {
+	if e.accessAPIPort, err = freePort(); err != nil {
 		return nil, err
 	}
-	if err := e.applyTenantRoles(ctx, root); err != nil {
+	if e.installer, err = newInstaller(e.Config); err != nil {
+		return nil, err
+	}
+	if err := e.install(ctx, root); err != nil {
+		return nil, err
+	}
+	if err := e.createInstallRelease(ctx); err != nil {
+		return nil, err
+	}
+	if e.kubeconfigs, err = e.controllerKubeconfigs(); err != nil {
 		return nil, err
 	}
 	for _, name := range Controllers {
@@ -173,7 +183,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 		}
 		e.Controllers = append(e.Controllers, c)
 	}
-	if err := e.registerAccessAPI(ctx); err != nil {
+	if err := e.injectCABundle(ctx); err != nil {
 		return nil, err
 	}
 	if opts.Samples != "-" {
@@ -182,28 +192,6 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 		}
 	}
 	return e, nil
-}
-
-// tenantRoles are the ClusterRoles credo aggregates into the built-in
-// view, edit and admin roles; kube-controller-manager's
-// clusterrole-aggregation controller folds them in, so a user bound to
-// view, edit or admin here gets what a tenant gets in a cluster.
-var tenantRoles = []string{
-	"config/rbac/trustanchor_viewer_role.yaml",
-	"config/rbac/enrollment_roles.yaml",
-	"config/apiservice/roles.yaml",
-}
-
-// applyTenantRoles applies tenantRoles.
-func (e *Environment) applyTenantRoles(ctx context.Context, root string) error {
-	args := []string{"apply", "--server-side"}
-	for _, f := range tenantRoles {
-		args = append(args, "-f", filepath.Join(root, f))
-	}
-	if out, err := e.Kubectl(ctx, args...); err != nil {
-		return fmt.Errorf("applying the tenant roles: %w\n%s", err, out)
-	}
-	return nil
 }
 
 // Kubectl runs the control plane's kubectl with the admin kubeconfig.
@@ -225,9 +213,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 	}
 	args := []string{"--metrics-addr=" + c.MetricsAddr, "--health-addr=" + c.HealthAddr, "--log-level=debug"}
 	if name == accessAPIController {
-		if e.accessAPIPort, err = freePort(); err != nil {
-			return c, err
-		}
+		// The port config/apiservice was installed with (writeAPIServiceOverlay).
 		args = append(args,
 			"--access-api-secure-port="+strconv.Itoa(e.accessAPIPort),
 			"--access-api-bind-address=127.0.0.1",
@@ -299,17 +285,6 @@ const enrollmentController = "enrollment-controller"
 // InstallRelease is the HelmRelease credo is installed by, as Flux would
 // install it: the embedded enrollment CA is published under it.
 const InstallRelease = "credo"
-
-// registerAccessAPI lets kube-apiserver proxy access.credo.dev to the
-// credential-controller's server on loopback, so that `kubectl credo mint`
-// works against the development environment.
-func (e *Environment) registerAccessAPI(ctx context.Context) error {
-	ca, err := accessapi.CABundleFromCertDir(filepath.Join(e.Dir, "access-api"))
-	if err != nil {
-		return fmt.Errorf("reading the access API's CA: %w", err)
-	}
-	return accessapi.Register(ctx, e.Config, accessapi.Registration{Port: int32(e.accessAPIPort), CABundle: ca})
-}
 
 // tail returns the last n lines of the file at path.
 func tail(path string, n int) string {
