@@ -18,7 +18,6 @@ package credentials
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -38,7 +37,6 @@ import (
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconciler"
-	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/internal/verifier"
 )
@@ -115,47 +113,55 @@ func (r *CredentialAccountReconciler) addFinalizer(ctx context.Context, acct *cr
 }
 
 func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) error {
+	// The release is read first, so that every Warning is recorded on it
+	// too; a missing release is reported after a refused format.
+	hr := &helmv2.HelmRelease{}
+	hrErr := r.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, hr)
+	if hrErr != nil {
+		hr = nil
+	}
+	ev := r.events(hr)
 	f, err := r.format(acct)
 	if err != nil {
-		return r.fail(acct, credv1.FormatRefusedCondition, err)
+		return r.fail(ev, acct, credv1.FormatRefusedCondition, err)
 	}
 	conditions.Delete(acct, credv1.FormatRefusedCondition)
 
-	hr := &helmv2.HelmRelease{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, hr); err != nil {
-		if apierrors.IsNotFound(err) {
-			err = reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s not found", acct.Spec.Release)
+	if hrErr != nil {
+		if apierrors.IsNotFound(hrErr) {
+			hrErr = reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s not found", acct.Spec.Release)
 		}
-		return r.fail(acct, credv1.SecretFailedCondition, err)
+		return r.fail(ev, acct, credv1.SecretFailedCondition, hrErr)
 	}
 	if !hr.DeletionTimestamp.IsZero() {
 		// Its Secret goes with it, by garbage collection: nothing to write.
-		return r.fail(acct, credv1.SecretFailedCondition,
+		return r.fail(ev, acct, credv1.SecretFailedCondition,
 			reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s is being deleted", acct.Spec.Release))
 	}
 	if err := r.checkAccountCollision(ctx, acct); err != nil {
-		return r.fail(acct, credv1.SecretFailedCondition, err)
+		return r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
 	if err := r.checkReserved(ctx, acct, hr); err != nil {
-		return r.fail(acct, credv1.SecretFailedCondition, err)
+		return r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
 	secret, err := r.ensureSecret(ctx, acct, hr, f)
 	if err != nil {
 		if reconciler.ReasonOf(err) == meta.FailedReason {
 			err = &reconciler.Generic{Reason: credv1.WriteFailedReason, Err: err}
 		}
-		return r.fail(acct, credv1.SecretFailedCondition, err)
+		return r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
 	conditions.Delete(acct, credv1.SecretFailedCondition)
+	before := lastOperation(acct)
 	r.recordSecret(acct, secret)
 
 	if acct.Spec.ValuesFrom != nil {
-		if err := r.deliverValues(ctx, acct, hr); err != nil {
-			return r.fail(acct, credv1.DeliveryFailedCondition, err)
+		if err := r.deliverValues(ctx, acct, hr, before); err != nil {
+			return r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
 		}
 	} else if err := r.removeValues(ctx, acct); err != nil {
 		// valuesFrom was dropped from the spec: its entry goes too.
-		return r.fail(acct, credv1.DeliveryFailedCondition, err)
+		return r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
 	}
 	conditions.Delete(acct, credv1.DeliveryFailedCondition)
 	return nil
@@ -232,11 +238,7 @@ func (r *CredentialAccountReconciler) checkReserved(ctx context.Context, acct *c
 	name := acct.SecretName()
 	for i := range sources.Items {
 		src := &sources.Items[i]
-		// A source that may select the release (its chart cannot be
-		// resolved now) reserves its names too: fail closed.
-		ok, err := sourceSelects(ctx, r.Client, src, hr)
-		var unresolved *release.UnresolvedError
-		if !ok && !errors.As(err, &unresolved) {
+		if ok, err := sourceSelects(src, hr); err != nil || !ok {
 			continue
 		}
 		if u := reservedUsername(src, hr, name); u != "" {
@@ -298,13 +300,18 @@ func (r *CredentialAccountReconciler) recordSecret(acct *credv1.CredentialAccoun
 }
 
 // fail marks a negative-polarity condition from a typed error, with the
-// event its policy asks for on a transition.
-func (r *CredentialAccountReconciler) fail(acct *credv1.CredentialAccount, condType string, err error) error {
+// event its policy asks for on a transition (a Warning on the release too).
+func (r *CredentialAccountReconciler) fail(ev reconciler.Events, acct *credv1.CredentialAccount, condType string, err error) error {
 	if reason := reconciler.ReasonOf(err); reason == credv1.NameCollisionReason || reason == credv1.AccountCollisionReason {
 		metrics.AccountCollision(acct.Namespace)
 	}
-	events := reconciler.Events{Recorder: r.EventRecorder, Action: eventActionAccount}
-	return events.Fail(acct, condType, err, account.EventMetadata(acct))
+	return ev.Fail(acct, condType, err, account.EventMetadata(acct))
+}
+
+// events records the credential-controller's events about the release hr
+// (nil when it is not read).
+func (r *CredentialAccountReconciler) events(hr *helmv2.HelmRelease) reconciler.Events {
+	return reconciler.Events{Recorder: r.EventRecorder, Action: eventActionAccount, Release: hr}
 }
 
 // needsFinalizer: every account cleans up after itself. (Its Secret also

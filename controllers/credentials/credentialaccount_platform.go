@@ -54,7 +54,7 @@ func (r *CredentialAccountReconciler) reclaimPlatform(ctx context.Context, w *ac
 		return nil, r.refusal(acct, err)
 	}
 	metrics.VerifierTampered(acct.Namespace)
-	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.SecretReclaimedReason, eventActionAccount,
+	r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.SecretReclaimedReason,
 		"Secret %s %s (its password last written by %s); it is reclaimed with the verifier of the platform's kept password",
 		cur.Name, unfitness(cur), lastWriter(cur, credv1.PasswordKey))
 	if account.Frozen(cur) || !cur.DeletionTimestamp.IsZero() {
@@ -92,7 +92,7 @@ func (r *CredentialAccountReconciler) checkPlatform(ctx context.Context, w *acco
 		return nil, r.refusal(acct, err)
 	}
 	if kept == nil || len(kept.Data[credv1.PasswordKey]) == 0 {
-		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.KeptPasswordLostReason, eventActionAccount,
+		r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.KeptPasswordLostReason,
 			"the kept password of %s is missing from %s; a new password is generated", cur.Name, r.PlatformNamespace)
 		return r.rotatePlatform(ctx, w, acct, cur, f)
 	}
@@ -121,7 +121,7 @@ func (r *CredentialAccountReconciler) checkPlatform(ctx context.Context, w *acco
 		return nil, r.refusal(acct, err)
 	}
 	metrics.VerifierTampered(acct.Namespace)
-	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeWarning, credv1.VerifierTamperedReason, eventActionAccount,
+	r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.VerifierTamperedReason,
 		"the stored password of Secret %s did not match the platform's kept password (last written by %s); it is repaired from the kept password",
 		cur.Name, lastWriter(cur, credv1.PasswordKey))
 	repaired, err := w.Store(ctx, acct, cur, stored, account.Record{Origin: credv1.OriginGenerated, By: controllerIdentity, Rotate: k.Rotate})

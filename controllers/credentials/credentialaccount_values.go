@@ -19,6 +19,7 @@ package credentials
 import (
 	"context"
 	"fmt"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
@@ -46,9 +47,10 @@ func valuesRef(acct *credv1.CredentialAccount) helmv2.ValuesReference {
 
 // deliverValues makes the HelmRelease's valuesFrom carry exactly one entry
 // for the account, leaving every other entry and field alone. A suspended
-// release is reported; a release applied from Git is not edited, and the
-// condition says which entry Git must carry.
-func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease) error {
+// release is reported, and a password minted or revoked since before (the
+// last operation the status recorded) is a Warning; a release applied from
+// Git is not edited, and the condition says which entry Git must carry.
+func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, before *credv1.Operation) error {
 	want := valuesRef(acct)
 	has := false
 	for _, v := range hr.Spec.ValuesFrom {
@@ -74,10 +76,48 @@ func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *c
 			"added valuesFrom Secret %s to HelmRelease %s at %s", want.Name, hr.Name, want.TargetPath)
 	}
 	if hr.Spec.Suspend {
+		r.warnSuspended(acct, hr, before)
 		return reconciler.NewWaiting(credv1.ReleaseSuspendedReason,
 			"HelmRelease %s is suspended; the password reaches the engine when it is resumed", hr.Name)
 	}
 	return nil
+}
+
+// warnSuspended records a Warning on the account and its suspended release
+// when the last operation on the account Secret is a mint or a revocation
+// the status had not recorded (before): the engine goes on with the
+// previous password until the release is resumed. Once per operation: the
+// status records it.
+func (r *CredentialAccountReconciler) warnSuspended(acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, before *credv1.Operation) {
+	op := lastOperation(acct)
+	if op == nil || sameOperation(op, before) {
+		return
+	}
+	var what, effect string
+	switch op.Operation {
+	case credv1.OriginMinted:
+		what, effect = "minted", "keeps the previous password"
+	case credv1.OriginRevoked:
+		what, effect = "revoked", "still accepts the revoked password"
+	default:
+		return
+	}
+	r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.ReleaseSuspendedReason,
+		"the password of %s was %s by %s at %s (Secret %s), but HelmRelease %s is suspended: the engine %s until the release is resumed",
+		acct.Spec.Username, what, op.By, op.At.UTC().Format(time.RFC3339), acct.SecretName(), hr.Name, effect)
+}
+
+// lastOperation is the last operation the status of acct records, or nil.
+func lastOperation(acct *credv1.CredentialAccount) *credv1.Operation {
+	h := acct.Status.History
+	if len(h) == 0 {
+		return nil
+	}
+	return h[len(h)-1].DeepCopy()
+}
+
+func sameOperation(a, b *credv1.Operation) bool {
+	return b != nil && a.Operation == b.Operation && a.By == b.By && a.At.Equal(&b.At)
 }
 
 // removeValues drops the account's entry (any entry naming its Secret and

@@ -134,26 +134,27 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 // project is the reconcile chain of an existing TrustAnchor.
 func (r *TrustAnchorReconciler) project(ctx context.Context, ta *trustv1.TrustAnchor, hr *helmv2.HelmRelease, cands []candidate) error {
+	ev := r.events(hr)
 	if err := r.followDiscovery(ctx, ta, cands); err != nil {
-		return r.unavailable(ta, err)
+		return unavailable(ev, ta, err)
 	}
 	if hr == nil {
-		return r.unavailable(ta, reconciler.NewWaiting(trustv1.HelmReleaseNotFoundReason,
+		return unavailable(ev, ta, reconciler.NewWaiting(trustv1.HelmReleaseNotFoundReason,
 			"HelmRelease %s not found", ta.Spec.Release))
 	}
 	raw, err := r.readSource(ctx, ta)
 	if err != nil {
-		return r.unavailable(ta, err)
+		return unavailable(ev, ta, err)
 	}
 	conditions.Delete(ta, trustv1.SourceUnavailableCondition)
 	res, err := r.writer().Write(ctx, ta.Namespace, hr, raw)
 	if err != nil {
-		return r.writeFailed(ta, err)
+		return writeFailed(ev, ta, err)
 	}
 	conditions.Delete(ta, trustv1.SourceRejectedCondition)
 	conditions.Delete(ta, trustv1.ProjectionFailedCondition)
 	r.recordProjection(ta, res)
-	return r.checkCertificates(ta, res.Bundle)
+	return r.checkCertificates(ev, ta, res.Bundle)
 }
 
 // followDiscovery keeps a discovered TrustAnchor's source on its leg's claim
@@ -215,41 +216,43 @@ func (r *TrustAnchorReconciler) readSource(ctx context.Context, ta *trustv1.Trus
 }
 
 // unavailable marks SourceUnavailable with the error's reason.
-func (r *TrustAnchorReconciler) unavailable(ta *trustv1.TrustAnchor, err error) error {
-	r.markFailure(ta, trustv1.SourceUnavailableCondition, err)
+func unavailable(ev reconciler.Events, ta *trustv1.TrustAnchor, err error) error {
+	markFailure(ev, ta, trustv1.SourceUnavailableCondition, err)
 	return err
 }
 
 // writeFailed turns a projection error into a condition and a typed error.
-func (r *TrustAnchorReconciler) writeFailed(ta *trustv1.TrustAnchor, err error) error {
+func writeFailed(ev reconciler.Events, ta *trustv1.TrustAnchor, err error) error {
 	var guard *pem.Error
 	switch {
 	case errors.As(err, &guard):
 		metrics.KeyRefused(ta.Namespace, string(guard.Reason))
 		err = reconciler.NewStalling(string(guard.Reason),
 			"refused %s key %s: %s; the existing projection is kept", ta.Spec.Source.Name, ta.GetSourceKey(), guard.Error())
-		r.markFailure(ta, trustv1.SourceRejectedCondition, err)
+		markFailure(ev, ta, trustv1.SourceRejectedCondition, err)
 	case errors.Is(err, projection.ErrCollision):
 		metrics.TrustCollision(ta.Namespace)
 		err = reconciler.NewStalling(trustv1.NameCollisionReason,
 			"Secret %s exists and was not created by credo; it is left untouched", ta.ProjectionName())
-		r.markFailure(ta, trustv1.ProjectionFailedCondition, err)
+		markFailure(ev, ta, trustv1.ProjectionFailedCondition, err)
 	default:
 		err = &reconciler.Generic{Reason: trustv1.WriteFailedReason, Err: err}
-		r.markFailure(ta, trustv1.ProjectionFailedCondition, err)
+		markFailure(ev, ta, trustv1.ProjectionFailedCondition, err)
 	}
 	return err
 }
 
 // markFailure sets a negative-polarity condition from a typed error, with
-// the event its policy asks for when the condition is new (a transition).
-func (r *TrustAnchorReconciler) markFailure(ta *trustv1.TrustAnchor, condType string, err error) {
-	_ = r.events().Fail(ta, condType, err, anchorEventMetadata(ta))
+// the event its policy asks for when the condition is new (a transition),
+// a Warning on the release's HelmRelease too.
+func markFailure(ev reconciler.Events, ta *trustv1.TrustAnchor, condType string, err error) {
+	_ = ev.Fail(ta, condType, err, anchorEventMetadata(ta))
 }
 
-// events records the trust-controller's events.
-func (r *TrustAnchorReconciler) events() reconciler.Events {
-	return reconciler.Events{Recorder: r.EventRecorder, Action: eventActionProject}
+// events records the trust-controller's events about the release hr (nil
+// when it is not found).
+func (r *TrustAnchorReconciler) events(hr *helmv2.HelmRelease) reconciler.Events {
+	return reconciler.Events{Recorder: r.EventRecorder, Action: eventActionProject, Release: hr}
 }
 
 // writer returns the one write path of projections.

@@ -107,7 +107,7 @@ func (r *TrustAnchorReconciler) recordProjection(ta *trustv1.TrustAnchor, res *p
 
 // checkCertificates reports what is wrong with certificates that were
 // projected anyway. Only expiry makes the anchor not Ready.
-func (r *TrustAnchorReconciler) checkCertificates(ta *trustv1.TrustAnchor, bundle *pem.Bundle) error {
+func (r *TrustAnchorReconciler) checkCertificates(ev reconciler.Events, ta *trustv1.TrustAnchor, bundle *pem.Bundle) error {
 	findings := pem.Check(bundle.Certificates, r.now(), r.ExpiryWarningWindow)
 	if len(findings) == 0 {
 		conditions.Delete(ta, trustv1.CertificateWarningCondition)
@@ -122,7 +122,7 @@ func (r *TrustAnchorReconciler) checkCertificates(ta *trustv1.TrustAnchor, bundl
 		}
 	}
 	err := reconciler.NewStalling(reason, "%s", strings.Join(msgs, "; "))
-	r.markFailure(ta, trustv1.CertificateWarningCondition, err)
+	markFailure(ev, ta, trustv1.CertificateWarningCondition, err)
 	if reason == trustv1.ExpiredReason {
 		return err
 	}

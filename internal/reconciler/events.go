@@ -19,7 +19,9 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/events"
 	corev1 "k8s.io/api/core/v1"
@@ -34,20 +36,38 @@ type Events struct {
 	Recorder events.Recorder
 	// Action is the action of every event of the controller.
 	Action string
+	// Release, when set, is the HelmRelease the objects recorded on belong
+	// to. A Warning is recorded on it too, with the same reason, message
+	// and metadata, through the same recorder: `flux events --for
+	// HelmRelease/<name>` and `kubectl describe helmrelease` show it, and
+	// notification-controller receives it with the HelmRelease as involved
+	// object. Normal events stay on credo's objects.
+	Release *helmv2.HelmRelease
 }
 
-// Record records an event on obj with metadata as its annotations. An
-// event of type EventTypeNone is not recorded.
+// Record records an event on obj with metadata as its annotations, and a
+// Warning on the Release too. An event of type EventTypeNone is not
+// recorded.
 func (e Events) Record(obj client.Object, metadata map[string]string, eventType, reason, message string) {
 	if eventType == EventTypeNone || e.Recorder == nil {
 		return
 	}
 	e.Recorder.AnnotatedEventf(obj, nil, metadata, eventType, reason, e.Action, "%s", message)
+	if eventType == corev1.EventTypeWarning && e.Release != nil {
+		e.Recorder.AnnotatedEventf(e.Release, nil, metadata, eventType, reason, e.Action, "%s", message)
+	}
+}
+
+// Warn records a Warning on obj and on the Release. The caller records it
+// once per occurrence (a repair, a new password), never on every reconcile.
+func (e Events) Warn(obj client.Object, metadata map[string]string, reason, format string, args ...any) {
+	e.Record(obj, metadata, corev1.EventTypeWarning, reason, fmt.Sprintf(format, args...))
 }
 
 // Fail marks the negative-polarity condition condType True with the reason
 // and message of err, a typed error, and records the event err's policy
-// asks for when the condition is new or its reason changed (a transition).
+// asks for (a Warning on the Release too) when the condition is new or its
+// reason changed (a transition).
 // It returns err.
 func (e Events) Fail(obj conditions.Setter, condType string, err error, metadata map[string]string) error {
 	reason, msg := ReasonOf(err), err.Error()

@@ -100,6 +100,33 @@ func (e *Env) WarningEvent(g Gomega, ns, kind, name, reason string) corev1.Event
 	return found
 }
 
+// ReleaseWarning waits for the Warning event of reason on the HelmRelease
+// hr, found as `flux events --for HelmRelease/<name>` and `kubectl describe
+// helmrelease` find it (kind, name, namespace, and the UID describe
+// matches), and returns it.
+func (e *Env) ReleaseWarning(g Gomega, hr *helmv2.HelmRelease, reason string) corev1.Event {
+	ev := e.WarningEvent(g, hr.Namespace, helmv2.HelmReleaseKind, hr.Name, reason)
+	g.Expect(ev.InvolvedObject.APIVersion).To(Equal(helmv2.GroupVersion.String()))
+	g.Expect(ev.InvolvedObject.UID).To(Equal(hr.UID), "the event is on this HelmRelease, not an earlier one of its name")
+	return ev
+}
+
+// WarningCount is how many times the Warning of reason was recorded on the
+// named object of kind: the counts of its Events (the recorder counts a
+// repeat of an Event in it).
+func (e *Env) WarningCount(g Gomega, ns, kind, name, reason string) int32 {
+	var list corev1.EventList
+	g.Expect(e.Client.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
+	var n int32
+	for _, ev := range list.Items {
+		if ev.InvolvedObject.Kind == kind && ev.InvolvedObject.Name == name &&
+			ev.Type == corev1.EventTypeWarning && ev.Reason == reason {
+			n += max(ev.Count, 1)
+		}
+	}
+	return n
+}
+
 // NewSecret creates a Secret.
 func (e *Env) NewSecret(t testing.TB, ns, name string, labels, annotations map[string]string, data map[string][]byte) *corev1.Secret {
 	t.Helper()
