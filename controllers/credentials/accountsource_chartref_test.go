@@ -18,6 +18,8 @@ package credentials
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -26,8 +28,11 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // sourceReason waits until the source's Ready has reason and returns it.
@@ -82,4 +87,22 @@ func TestASourceThatMatchesNoReleaseIsNotReady(t *testing.T) {
 		map[string]string{"app": ns})
 	sourceReason(g, src, meta.SucceededReason)
 	g.Expect(src.Status.MatchedReleases).To(BeEquivalentTo(1))
+}
+
+func TestTheShippedSourceDerivesTheAccountsOfAChartRefRelease(t *testing.T) {
+	g := NewWithT(t)
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "samples", "credentials", "accountsource.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	var src credv1.AccountSource
+	g.Expect(yaml.UnmarshalStrict(raw, &src)).To(Succeed())
+	g.Expect(env.Client.Create(context.Background(), &src)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), &src) })
+
+	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
+	env.NewChartRefRelease(t, ns, "main", helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres", Namespace: platform},
+		map[string]string{testenv.ApplicationKindLabel: "Postgres"})
+	setValues(g, ns, "main", `{"users":{"alice":{}}}`)
+	g.Eventually(func() []string { return usernamesOf(g, ns, src.Name) }, 20*time.Second, 100*time.Millisecond).
+		Should(Equal([]string{"alice", "postgres"}))
+	accountWith(g, ns, "main-postgres", accountReady)
 }

@@ -18,6 +18,9 @@ package trust
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,9 +30,11 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	releasev1 "github.com/credo-dev/credo/api/release/v1alpha1"
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
 )
@@ -142,4 +147,44 @@ func TestAnUnresolvedChartIsReportedAndKeepsTheProjection(t *testing.T) {
 	ruleReady(g, ts, metav1.ConditionFalse, trustv1.ChartUnresolvedReason)
 	g.Consistently(func() map[string][]byte { return projectionOf(g, ns, "pg").Data }, 2*time.Second, 200*time.Millisecond).
 		Should(Equal(map[string][]byte{"ca.crt": cert}))
+}
+
+// shippedRule reads the TrustSource name of config/samples/trust/trustsources.yaml.
+func shippedRule(t *testing.T, name string) *trustv1.TrustSource {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "samples", "trust", "trustsources.yaml"))
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var ts trustv1.TrustSource
+		NewWithT(t).Expect(yaml.UnmarshalStrict([]byte(doc), &ts)).To(Succeed())
+		if ts.Name == name {
+			return &ts
+		}
+	}
+	t.Fatalf("no TrustSource %s in the samples", name)
+	return nil
+}
+
+func TestTheShippedRuleProjectsForChartRefReleases(t *testing.T) {
+	g := NewWithT(t)
+	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
+	ts := shippedRule(t, "cloudnative-pg")
+	// Limited to this test's namespace; the selection is the sample's.
+	ts.Name = "cloudnative-pg-" + ns
+	ts.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+	g.Expect(env.Client.Create(context.Background(), ts)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ts) })
+
+	postgres := map[string]string{testenv.ApplicationKindLabel: "Postgres"}
+	env.NewOCIRepository(t, platform, "postgres", "oci://ghcr.io/cozystack/charts/postgres")
+	env.NewChartRefRelease(t, ns, "oci", helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "postgres", Namespace: platform}, postgres)
+	env.NewChartRefRelease(t, ns, "artifact", helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres", Namespace: platform}, postgres)
+	for _, rel := range []string{"oci", "artifact"} {
+		// CloudNativePG's <cluster>-ca holds the key too.
+		cert, key := testpki.CA(t, rel+"-ca")
+		env.NewSecret(t, ns, rel+"-ca", nil, nil, map[string][]byte{"ca.crt": cert, "ca.key": key})
+		g.Expect(projectionOf(g, ns, rel).Data).To(Equal(map[string][]byte{"ca.crt": cert}))
+	}
+	ruleReady(g, ts, metav1.ConditionTrue, meta.SucceededReason)
+	g.Expect(ts.Status.MatchedReleases).To(BeEquivalentTo(2))
 }
