@@ -15,7 +15,9 @@ limitations under the License.
 */
 
 // Command dev runs the whole of credo locally for `make dev`: a from-source
-// control plane, credo's controllers against it and config/samples applied.
+// control plane, Flux's helm-controller and notification-controller, credo
+// installed from config/default and config/apiservice with its controllers
+// running against it, and config/samples applied.
 // It prints how to look around and stops everything on Ctrl-C.
 package main
 
@@ -42,7 +44,7 @@ func main() {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		fail(err)
 	}
-	fmt.Println("credo dev: starting etcd, kube-apiserver, kube-controller-manager and credo's controllers ...")
+	fmt.Println("credo dev: starting etcd, kube-apiserver, kube-controller-manager, Flux's controllers and credo's ...")
 	env, err := devenv.Start(ctx, devenv.Options{Dir: dir})
 	if err != nil {
 		fail(err)
@@ -76,11 +78,17 @@ Look around (or: export KUBECONFIG=%s and use your own kubectl):
   k get secrets -n tenant-demo -l internal.cozystack.io/tenant-ca=true
   k describe trustanchor -n tenant-demo nats-bus
   k get events -A
+  %s events -A --kubeconfig %s   # Warnings about a release show on its HelmRelease
 
 Controllers:
-`, controlplane.KubernetesVersion, env.Kubeconfig, env.Dir, env.Kubeconfig, kubectl)
+`, controlplane.KubernetesVersion, env.Kubeconfig, env.Dir, env.Kubeconfig, kubectl, fluxCLI(), env.Kubeconfig)
 	for _, c := range env.Controllers {
-		fmt.Printf("  %-22s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
+		fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
+	}
+	for _, name := range controlplane.FluxControllers {
+		if c, ok := env.Flux.Controllers[name]; ok {
+			fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
+		}
 	}
 	fmt.Printf(`
 Enroll an agent (the enrollment listener is %s):
@@ -90,6 +98,15 @@ Enroll an agent (the enrollment listener is %s):
   bin/credo-agent --server %s --ca-file /tmp/credo-ca.pem --token-file /tmp/credo-token --state-dir /tmp/credo-agent --label role=web
 `, env.EnrollmentURL, devenv.PlatformNamespace, devenv.InstallRelease, env.Kubeconfig, env.EnrollmentURL)
 	fmt.Println("\nPress Ctrl-C to stop.")
+}
+
+// fluxCLI is the flux CLI `make flux` builds, or plain "flux".
+func fluxCLI() string {
+	dir, err := controlplane.FluxAssetsDir("flux")
+	if err != nil {
+		return "flux"
+	}
+	return filepath.Join(dir, "flux")
 }
 
 func fail(err error) {

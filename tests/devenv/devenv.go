@@ -54,7 +54,17 @@ type Options struct {
 	// Samples is the kustomization applied once the controllers are ready;
 	// default <repo>/config/samples. "-" applies nothing.
 	Samples string
+	// Flux are the Flux controllers to run (out of
+	// controlplane.FluxControllers), built by `make flux`; default
+	// DefaultFlux.
+	Flux []string
 }
+
+// DefaultFlux are the Flux controllers the environment runs by default:
+// helm-controller, which installs and upgrades the releases credo feeds,
+// and notification-controller, which receives credo's events (every credo
+// controller gets its --events-addr) and routes them through Alerts.
+var DefaultFlux = []string{controlplane.NotificationController, controlplane.HelmController}
 
 // Controller is a running controller binary.
 type Controller struct {
@@ -68,6 +78,8 @@ type Controller struct {
 type Environment struct {
 	*controlplane.Environment
 	Controllers []Controller
+	// Flux are the running Flux controllers.
+	Flux        *controlplane.Flux
 	KubectlPath string
 
 	// EnrollmentURL is where agents reach the enrollment listener.
@@ -173,6 +185,15 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err := e.createInstallRelease(ctx); err != nil {
 		return nil, err
 	}
+	if opts.Flux == nil {
+		opts.Flux = DefaultFlux
+	}
+	if e.Flux, err = e.StartFlux(ctx, controlplane.FluxOptions{Controllers: opts.Flux}); err != nil {
+		return nil, err
+	}
+	if err := e.installNotificationComponent(ctx, root); err != nil {
+		return nil, err
+	}
 	if e.kubeconfigs, err = e.controllerKubeconfigs(); err != nil {
 		return nil, err
 	}
@@ -212,6 +233,9 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 		return c, err
 	}
 	args := []string{"--metrics-addr=" + c.MetricsAddr, "--health-addr=" + c.HealthAddr, "--log-level=debug"}
+	if e.Flux != nil && e.Flux.EventsURL != "" {
+		args = append(args, "--events-addr="+e.Flux.EventsURL)
+	}
 	if name == accessAPIController {
 		// The port config/apiservice was installed with (writeAPIServiceOverlay).
 		args = append(args,

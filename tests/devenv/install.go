@@ -236,3 +236,44 @@ func (e *Environment) injectCABundle(ctx context.Context) error {
 	}
 	return accessapi.WaitAvailable(ctx, e.Config, time.Minute)
 }
+
+// installNotificationComponent applies config/notification as its
+// kustomization tells users to: as a component of the kustomization that
+// installs Flux, here the Alert CRD the control plane started with (so
+// that Alerts may select credo's kinds) and the read access it gives
+// notification-controller's ServiceAccount.
+func (e *Environment) installNotificationComponent(ctx context.Context, root string) error {
+	dir := filepath.Join(e.Dir, "flux-notification")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	crd, err := os.ReadFile(filepath.Join(root, "config", "testdata", "crds", "notification.toolkit.fluxcd.io_alerts.yaml"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "alerts-crd.yaml"), crd, 0o600); err != nil {
+		return err
+	}
+	component, err := filepath.Rel(dir, filepath.Join(root, "config", "notification"))
+	if err != nil {
+		return err
+	}
+	k := "# Written by tests/devenv: Flux's Alert CRD with credo's component, as in\n" +
+		"# the flux-system kustomization of a bootstrapped cluster.\n" +
+		"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
+		"resources:\n  - alerts-crd.yaml\ncomponents:\n  - " + component + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+		return err
+	}
+	objs, err := build(dir)
+	if err != nil {
+		return err
+	}
+	defs, rest := splitDefinitions(objs)
+	for _, stage := range [][]*unstructured.Unstructured{defs, rest} {
+		if _, err := e.installer.apply(ctx, stage); err != nil {
+			return fmt.Errorf("installing config/notification: %w", err)
+		}
+	}
+	return nil
+}

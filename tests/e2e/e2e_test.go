@@ -30,6 +30,10 @@ import (
 	"testing"
 	"time"
 
+	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
@@ -38,6 +42,14 @@ import (
 )
 
 var k8s client.Client
+
+// scheme knows the core, credo and Flux types the suite reads and writes.
+func scheme() *runtime.Scheme {
+	s := controlplane.NewScheme()
+	utilruntime.Must(sourcev1.AddToScheme(s))
+	utilruntime.Must(notificationv1.AddToScheme(s))
+	return s
+}
 
 // dev is the local development environment, nil against E2E_KUBECONFIG.
 var dev *devenv.Environment
@@ -56,7 +68,7 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "e2e: loading %s: %v\n", path, err)
 			return 1
 		}
-		if k8s, err = client.New(cfg, client.Options{Scheme: controlplane.NewScheme()}); err != nil {
+		if k8s, err = client.New(cfg, client.Options{Scheme: scheme()}); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 			return 1
 		}
@@ -68,6 +80,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	k8s, dev = env.Client, env
+	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme()}); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	dev = env
 	return m.Run()
 }

@@ -1,0 +1,176 @@
+//go:build e2e
+
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+)
+
+// The ClickHouse shape, with the real helm-controller: a release of a
+// chart rendering users.xml from values, a sha256-hex account delivered
+// through valuesFrom, and `kubectl credo mint`: helm-controller upgrades the
+// release and users.xml carries the verifier of the returned password.
+func TestMintReachesTheRunningRelease(t *testing.T) {
+	e := needLocal(t)
+	g := NewWithT(t)
+	ns := newNamespace(t, "e2e-clickhouse-")
+	installClickHouse(t, ns, "ch")
+	before := renderedUsers(t, ns, "ch")
+
+	st := mintWithPlugin(t, e.Kubeconfig, ns, "ch-app")
+	minted := time.Now()
+	verifier := sha256Hex(st.Password)
+	g.Expect(before).NotTo(ContainSubstring(verifier))
+	g.Eventually(func() string { return renderedUsers(t, ns, "ch") }, 2*time.Minute, 100*time.Millisecond).
+		Should(ContainSubstring("<password_sha256_hex>"+verifier+"</password_sha256_hex>"),
+			"helm-controller upgrades the release with the verifier of the minted password")
+	t.Logf("mint → users.xml of the running release carries the new verifier: %s", time.Since(minted).Round(time.Millisecond))
+}
+
+// A suspended release is reported (a ReleaseSuspended Warning on the
+// account and on its HelmRelease, DeliveryFailed on the account) and not
+// upgraded; resumed, it gets the minted password's verifier.
+func TestSuspendedReleaseIsReportedAndNotUpgraded(t *testing.T) {
+	e := needLocal(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t, "e2e-suspended-")
+	hr := installClickHouse(t, ns, "ch")
+	before := renderedUsers(t, ns, "ch")
+
+	patch := client.MergeFrom(hr.DeepCopy())
+	hr.Spec.Suspend = true
+	g.Expect(k8s.Patch(ctx, hr, patch)).To(Succeed())
+	st := mintWithPlugin(t, e.Kubeconfig, ns, "ch-app")
+	verifier := sha256Hex(st.Password)
+
+	for _, kind := range []string{credv1.CredentialAccountKind, helmv2.HelmReleaseKind} {
+		name := map[string]string{credv1.CredentialAccountKind: "ch-app", helmv2.HelmReleaseKind: "ch"}[kind]
+		g.Eventually(func() bool { return hasWarning(ctx, ns, kind, name, credv1.ReleaseSuspendedReason) }, time.Minute, 250*time.Millisecond).
+			Should(BeTrue(), "a ReleaseSuspended Warning on %s %s", kind, name)
+	}
+	var acct credv1.CredentialAccount
+	g.Eventually(func() string {
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ch-app"}, &acct)).To(Succeed())
+		return conditions.GetReason(&acct, credv1.DeliveryFailedCondition)
+	}, time.Minute, 250*time.Millisecond).Should(Equal(credv1.ReleaseSuspendedReason))
+	g.Consistently(func() string { return renderedUsers(t, ns, "ch") }, 10*time.Second, 500*time.Millisecond).
+		Should(Equal(before), "a suspended release is not upgraded")
+
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
+	patch = client.MergeFrom(hr.DeepCopy())
+	hr.Spec.Suspend = false
+	g.Expect(k8s.Patch(ctx, hr, patch)).To(Succeed())
+	g.Eventually(func() string { return renderedUsers(t, ns, "ch") }, 2*time.Minute, 250*time.Millisecond).
+		Should(ContainSubstring(verifier), "resumed, the release gets the minted password's verifier")
+}
+
+// installClickHouse serves the chart clickhouse-mini as an ExternalArtifact
+// and installs release from it with a sha256-hex account <release>-app
+// delivered at users.app.password_sha256_hex, and waits until
+// helm-controller has rendered the account's first (NotIssued) verifier.
+func installClickHouse(t *testing.T, ns, release string) *helmv2.HelmRelease {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	artifact := serveChart(t, "clickhouse-mini")
+	ea := &sourcev1.ExternalArtifact{ObjectMeta: metav1.ObjectMeta{Name: "clickhouse-mini", Namespace: ns}}
+	g.Expect(k8s.Create(ctx, ea)).To(Succeed())
+	ea.Status.Artifact = artifact
+	conditions.MarkTrue(ea, meta.ReadyCondition, meta.SucceededReason, "served by the e2e suite")
+	g.Expect(k8s.Status().Update(ctx, ea)).To(Succeed())
+
+	hr := &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: release, Namespace: ns},
+		Spec: helmv2.HelmReleaseSpec{
+			Interval: metav1.Duration{Duration: time.Hour},
+			ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: ea.Name, Namespace: ns},
+		},
+	}
+	g.Expect(k8s.Create(ctx, hr)).To(Succeed())
+	account := &credv1.CredentialAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: release + "-app", Namespace: ns},
+		Spec: credv1.CredentialAccountSpec{
+			Release: release, Username: "app", Format: credv1.Format{Name: "sha256-hex"},
+			ValuesFrom: &credv1.ValuesFromTarget{TargetPath: "users.app.password_sha256_hex"},
+		},
+	}
+	g.Expect(k8s.Create(ctx, account)).To(Succeed())
+	waitAccountReady(t, ns, account.Name)
+	g.Eventually(func() string { return renderedUsers(t, ns, release) }, 2*time.Minute, 250*time.Millisecond).
+		Should(MatchRegexp(`<app>\s*<password_sha256_hex>[0-9a-f]{64}</password_sha256_hex>`),
+			"helm-controller renders the account's verifier; HelmRelease: %+v", releaseConditions(ns, release))
+	g.Eventually(func() bool {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
+		return conditions.IsReady(hr)
+	}, time.Minute, 250*time.Millisecond).Should(BeTrue())
+	return hr
+}
+
+// renderedUsers is the users.xml the release's chart rendered, "" before.
+func renderedUsers(t *testing.T, ns, release string) string {
+	var cm corev1.ConfigMap
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: release + "-users"}, &cm); err != nil {
+		return ""
+	}
+	return cm.Data["users.xml"]
+}
+
+// releaseConditions are the conditions of the HelmRelease, for failures.
+func releaseConditions(ns, name string) []metav1.Condition {
+	var hr helmv2.HelmRelease
+	_ = k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &hr)
+	return hr.Status.Conditions
+}
+
+// hasWarning reports whether a Warning of reason is recorded on the object.
+func hasWarning(ctx context.Context, ns, kind, name, reason string) bool {
+	var events corev1.EventList
+	if err := k8s.List(ctx, &events, client.InNamespace(ns)); err != nil {
+		return false
+	}
+	for _, e := range events.Items {
+		if e.Type == corev1.EventTypeWarning && e.Reason == reason && e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// sha256Hex is the verifier of credo's sha256-hex format, ClickHouse's
+// password_sha256_hex.
+func sha256Hex(password string) string {
+	sum := sha256.Sum256([]byte(password))
+	return hex.EncodeToString(sum[:])
+}
