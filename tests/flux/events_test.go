@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	eventv1beta1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -63,12 +64,13 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// find returns the first event of reason and every body received.
-func (rc *receiver) find(reason string) (*eventv1beta1.Event, [][]byte) {
+// find returns the first event of reason on an object of kind and every
+// body received.
+func (rc *receiver) find(kind, reason string) (*eventv1beta1.Event, [][]byte) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	for i := range rc.events {
-		if rc.events[i].Reason == reason {
+		if rc.events[i].Reason == reason && rc.events[i].InvolvedObject.Kind == kind {
 			e := rc.events[i]
 			return &e, append([][]byte(nil), rc.bodies...)
 		}
@@ -80,7 +82,8 @@ func (rc *receiver) find(reason string) (*eventv1beta1.Event, [][]byte) {
 // where notification-controller's event receiver is (--events-addr), meets
 // a Secret whose published key holds a private key, and the receiver gets a
 // Warning naming the reason and the object, with the metadata an Alert's
-// provider shows, and no key material.
+// provider shows, and no key material; the same Warning on the release's
+// HelmRelease, which an Alert on HelmReleases receives.
 func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -115,7 +118,7 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 	var bodies [][]byte
 	g.Eventually(func() *eventv1beta1.Event {
 		g.Expect(proc.FailIfExited()).To(Succeed())
-		got, bodies = rc.find(trustv1.PrivateKeyDetectedReason)
+		got, bodies = rc.find(trustv1.TrustAnchorKind, trustv1.PrivateKeyDetectedReason)
 		return got
 	}, 2*time.Minute, 250*time.Millisecond).ShouldNot(BeNil(), "a PrivateKeyDetected event reaches the receiver")
 
@@ -133,6 +136,19 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 		HaveKeyWithValue(trustv1.EventProjectionKey, release+trustv1.ProjectionSuffix),
 		HaveKeyWithValue(trustv1.EventLegKey, string(trustv1.LegLabel)),
 	))
+	var onRelease *eventv1beta1.Event
+	g.Eventually(func() *eventv1beta1.Event {
+		onRelease, bodies = rc.find(helmv2.HelmReleaseKind, trustv1.PrivateKeyDetectedReason)
+		return onRelease
+	}, 30*time.Second, 250*time.Millisecond).ShouldNot(BeNil(), "the same Warning reaches the receiver on the HelmRelease")
+	g.Expect(onRelease.InvolvedObject.APIVersion).To(Equal(helmv2.GroupVersion.String()))
+	g.Expect(onRelease.InvolvedObject.Name).To(Equal(release))
+	g.Expect(onRelease.InvolvedObject.Namespace).To(Equal(ns))
+	g.Expect(onRelease.Severity).To(Equal(eventv1beta1.EventSeverityError))
+	g.Expect(onRelease.ReportingController).To(Equal("trust-controller"))
+	g.Expect(onRelease.Message).To(Equal(got.Message))
+	g.Expect(onRelease.Metadata).To(Equal(got.Metadata))
+
 	keyBody := strings.Split(strings.TrimSpace(string(key)), "\n")
 	for _, body := range bodies {
 		g.Expect(bytes.Contains(body, []byte("PRIVATE KEY"))).To(BeFalse(), "no key in any event posted")
