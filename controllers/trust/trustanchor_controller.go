@@ -162,9 +162,9 @@ func (r *TrustAnchorReconciler) project(ctx context.Context, ta *trustv1.TrustAn
 func (r *TrustAnchorReconciler) followDiscovery(ctx context.Context, ta *trustv1.TrustAnchor, cands []candidate) error {
 	leg, ts := legOf(ta)
 	ta.Status.Leg, ta.Status.TrustSource = leg, ts
-	claims := cands
+	claims := resolve(ta, cands)
 	if leg == trustv1.LegDeclared {
-		claims = dedupe(append([]candidate{{leg: leg, source: ta.Spec.Source}}, cands...))
+		claims = dedupe(append([]candidate{{leg: leg, source: ta.Spec.Source}}, claims...))
 	}
 	if len(claims) > 1 {
 		names := make([]string, 0, len(claims))

@@ -41,6 +41,10 @@ type candidate struct {
 	// suspended marks the claim of a suspended TrustSource: it keeps the
 	// anchors it made, but makes no new one.
 	suspended bool
+	// unresolved marks a TrustSource that may select the release but cannot
+	// tell (the chart of its chartRef cannot be resolved): it has no source,
+	// keeps the anchor it made as it is, and makes no new one.
+	unresolved bool
 }
 
 // discoveredBy is the value of the DiscoveredByAnnotation for the candidate.
@@ -105,10 +109,11 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 			return nil, err
 		}
 		for _, ts := range rules {
-			out = append(out, candidate{
-				leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend,
-				source: trustv1.SecretKeySource{Name: ts.SecretNameFor(hr.Name), Key: ts.GetKey()},
-			})
+			c := candidate{leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend, unresolved: ts.unresolved}
+			if !ts.unresolved {
+				c.source = trustv1.SecretKeySource{Name: ts.SecretNameFor(hr.Name), Key: ts.GetKey()}
+			}
+			out = append(out, c)
 		}
 	}
 	return dedupe(out), nil
@@ -117,7 +122,7 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 // firstActive returns the first claim that may create a TrustAnchor.
 func firstActive(cands []candidate) (candidate, bool) {
 	for _, c := range cands {
-		if !c.suspended {
+		if !c.suspended && !c.unresolved {
 			return c, true
 		}
 	}
@@ -128,7 +133,7 @@ func dedupe(in []candidate) []candidate {
 	seen := map[trustv1.SecretKeySource]bool{}
 	var out []candidate
 	for _, c := range in {
-		if !seen[c.source] {
+		if c.unresolved || !seen[c.source] {
 			seen[c.source] = true
 			out = append(out, c)
 		}
@@ -136,15 +141,40 @@ func dedupe(in []candidate) []candidate {
 	return out
 }
 
-// matchingTrustSources returns the TrustSources that select hr, sorted by
-// name. Suspended ones are included: their claims stand.
-func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *helmv2.HelmRelease, ns *namespaceLabels) ([]trustv1.TrustSource, error) {
+// resolve settles the unresolved claims on the release of ta: the rule
+// that made ta keeps claiming ta's source, as it is, until its chart can be
+// resolved (so the projection keeps following that Secret); any other
+// unresolved rule claims nothing yet.
+func resolve(ta *trustv1.TrustAnchor, cands []candidate) []candidate {
+	leg, ts := legOf(ta)
+	out := make([]candidate, 0, len(cands))
+	for _, c := range cands {
+		switch {
+		case !c.unresolved:
+			out = append(out, c)
+		case leg == trustv1.LegTrustSource && ts == c.trustSource:
+			c.unresolved, c.source = false, ta.Spec.Source
+			out = append(out, c)
+		}
+	}
+	return dedupe(out)
+}
+
+// matched is a TrustSource that selects a release, or may (unresolved).
+type matched struct {
+	trustv1.TrustSource
+	unresolved bool
+}
+
+// matchingTrustSources returns the TrustSources that select hr, or may,
+// sorted by name. Suspended ones are included: their claims stand.
+func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *helmv2.HelmRelease, ns *namespaceLabels) ([]matched, error) {
 	var list trustv1.TrustSourceList
 	if err := r.Client.List(ctx, &list); err != nil {
 		return nil, fmt.Errorf("listing TrustSources: %w", err)
 	}
 	var nsLabels labels.Set
-	var out []trustv1.TrustSource
+	var out []matched
 	for _, ts := range list.Items {
 		if ts.Spec.NamespaceSelector != nil && nsLabels == nil {
 			var err error
@@ -156,16 +186,15 @@ func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *he
 		var unresolved *release.UnresolvedError
 		switch {
 		case errors.As(err, &unresolved):
-			// Whether the rule selects the release is not known: nothing is
-			// decided (the projection made stays) until it is; the rule's
-			// Ready says why, and the source's change requeues the release.
-			return nil, err
+			// Whether the rule selects the release is not known until its
+			// chart source can be read (the rule's Ready says so, and the
+			// source's watch requeues the release): see candidate.unresolved.
+			out = append(out, matched{TrustSource: ts, unresolved: true})
 		case err != nil:
 			// A bad selector is the TrustSource's problem, reported on it.
 			continue
-		}
-		if ok {
-			out = append(out, ts)
+		case ok:
+			out = append(out, matched{TrustSource: ts})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

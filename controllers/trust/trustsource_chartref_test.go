@@ -28,6 +28,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -142,11 +143,19 @@ func TestAnUnresolvedChartIsReportedAndKeepsTheProjection(t *testing.T) {
 	g.Expect(projectionOf(g, ns, "pg").Data).To(Equal(map[string][]byte{"ca.crt": cert}))
 	ruleReady(g, ts, metav1.ConditionTrue, meta.SucceededReason)
 
-	// It goes again: reported, and the projection is kept.
+	// It goes again: reported, and the anchor the rule made stays on its
+	// source, Ready, following a rotation.
 	g.Expect(env.Client.Delete(ctx, hc)).To(Succeed())
 	ruleReady(g, ts, metav1.ConditionFalse, trustv1.ChartUnresolvedReason)
 	g.Consistently(func() map[string][]byte { return projectionOf(g, ns, "pg").Data }, 2*time.Second, 200*time.Millisecond).
 		Should(Equal(map[string][]byte{"ca.crt": cert}))
+	rotated, _ := testpki.CA(t, "pg-ca-2")
+	src := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pg-ca"}, src)).To(Succeed())
+	src.Data["ca.crt"] = rotated
+	g.Expect(env.Client.Update(ctx, src)).To(Succeed())
+	g.Eventually(func() []byte { return projectionOf(g, ns, "pg").Data["ca.crt"] }, 20*time.Second, 100*time.Millisecond).Should(Equal(rotated))
+	g.Expect(conditions.IsReady(anchorWith(g, ns, "pg", ready))).To(BeTrue())
 }
 
 // shippedRule reads the TrustSource name of config/samples/trust/trustsources.yaml.
