@@ -78,7 +78,9 @@ const (
 	WriteFailedReason string = "WriteFailed"
 
 	// ReleaseSuspendedReason (DeliveryFailed): the HelmRelease is suspended;
-	// the new verifier reaches the engine when it is resumed.
+	// the new verifier reaches the engine when it is resumed. Also a Warning
+	// event, on the account and its HelmRelease, for each password minted or
+	// revoked while the release is suspended.
 	ReleaseSuspendedReason string = "ReleaseSuspended"
 
 	// ManagedByGitOpsReason (DeliveryFailed): the HelmRelease is applied from
