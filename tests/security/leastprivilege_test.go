@@ -85,6 +85,7 @@ const (
 	credG      = "credentials.credo.dev"
 	enrollG    = "enrollment.credo.dev"
 	helmG      = "helm.toolkit.fluxcd.io"
+	sourceG    = "source.toolkit.fluxcd.io"
 	rbacG      = "rbac.authorization.k8s.io"
 	authzG     = "authorization.k8s.io"
 	aggregator = "apiregistration.k8s.io"
@@ -110,6 +111,8 @@ var leastPrivilege = map[string]struct {
 			ra("list", core, "secrets", ""), ra("watch", core, "secrets", ""), ra("get", core, "secrets", tenantNS),
 			ra("create", core, "secrets", tenantNS), ra("patch", core, "secrets", tenantNS), ra("update", core, "secrets", tenantNS),
 			ra("list", core, "namespaces", ""), ra("watch", helmG, "helmreleases", ""),
+			// The chart name of a release's chartRef.
+			ra("watch", sourceG, "helmcharts", ""), ra("watch", sourceG, "ocirepositories", ""),
 			ra("create", trustG, "trustanchors", tenantNS), ra("patch", trustG, "trustanchors", tenantNS),
 			ra("patch", trustG, "trustanchors", tenantNS).sub("status"), ra("patch", trustG, "trustsources", "").sub("status"),
 			ra("create", core, "events", tenantNS), ra("update", "coordination.k8s.io", "leases", platformNamespace),
@@ -122,6 +125,7 @@ var leastPrivilege = map[string]struct {
 			ra("patch", helmG, "helmreleases", tenantNS), ra("get", core, "configmaps", tenantNS),
 			ra("create", enrollG, "jointokens", tenantNS), ra("get", enrollG, "workloads", tenantNS),
 			ra("create", "coordination.k8s.io", "leases", tenantNS),
+			ra("patch", sourceG, "ocirepositories", tenantNS), ra("get", sourceG, "gitrepositories", tenantNS),
 		},
 	},
 	"the credential-controller keeps account Secrets and serves the access API, and touches no trust anchor or workload": {
@@ -134,6 +138,7 @@ var leastPrivilege = map[string]struct {
 			ra("patch", credG, "credentialaccounts", tenantNS), ra("delete", credG, "credentialaccounts", tenantNS),
 			ra("patch", credG, "credentialaccounts", tenantNS).sub("status"), ra("patch", credG, "accountsources", "").sub("status"),
 			ra("patch", helmG, "helmreleases", tenantNS),
+			ra("watch", sourceG, "helmcharts", ""), ra("watch", sourceG, "ocirepositories", ""),
 			ra("create", enrollG, "jointokens", tenantNS), ra("get", enrollG, "enrollmentpolicies", tenantNS),
 			ra("patch", aggregator, "apiservices", "").named(accessAPI),
 			ra("create", authzG, "subjectaccessreviews", ""),
@@ -148,6 +153,7 @@ var leastPrivilege = map[string]struct {
 			ra("patch", aggregator, "apiservices", "").named("v1beta1.metrics.k8s.io"), ra("create", aggregator, "apiservices", ""),
 			ra("get", core, "configmaps", tenantNS), ra("list", core, "namespaces", ""),
 			ra("update", credG, "credentialaccounts", tenantNS), // it patches, never replaces
+			ra("update", sourceG, "helmcharts", tenantNS),
 		},
 	},
 	"the enrollment-controller keeps its CA in its own namespace and reads no other Secret": {
