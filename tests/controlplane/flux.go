@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -173,6 +174,15 @@ func (e *Environment) StartFlux(ctx context.Context, opts FluxOptions) (*Flux, e
 	return f, nil
 }
 
+// Stop stops the controllers (Environment.Stop stops them otherwise).
+func (f *Flux) Stop() error {
+	var errs []error
+	for _, c := range f.Controllers {
+		errs = append(errs, c.Process.Stop(10*time.Second))
+	}
+	return errors.Join(errs...)
+}
+
 // flags are the controller's own flags: the listeners of notification-controller
 // and source-controller, where to post events, and the feature gates.
 func (f *Flux) flags(e *Environment, name string) ([]string, error) {
@@ -193,7 +203,12 @@ func (f *Flux) flags(e *Environment, name string) ([]string, error) {
 		if f.StorageAddr, err = FreeAddr(); err != nil {
 			return nil, err
 		}
-		args = append(args, "--storage-path="+filepath.Join(e.Dir, "source-storage"),
+		// An emptyDir in a real install.
+		storage := filepath.Join(e.Dir, "source-storage")
+		if err := os.MkdirAll(storage, 0o700); err != nil {
+			return nil, err
+		}
+		args = append(args, "--storage-path="+storage,
 			"--storage-addr="+f.StorageAddr, "--storage-adv-addr="+f.StorageAddr)
 	case KustomizeController, HelmController:
 		args = append(args, "--feature-gates=ExternalArtifact=true")
@@ -248,9 +263,19 @@ func (c *Process) WaitReady(ctx context.Context, url string, timeout time.Durati
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for %s to be ready (log: %s): %w", c.name, c.LogPath(), err)
+		return fmt.Errorf("waiting for %s to be ready (log: %s): %w\n%s", c.name, c.LogPath(), err, c.Tail(20))
 	}
 	return nil
+}
+
+// Tail returns the last n lines of the process's log.
+func (c *Process) Tail(n int) string {
+	b, err := os.ReadFile(c.LogPath())
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // FreeAddr returns a loopback address with a port nobody listens on now.

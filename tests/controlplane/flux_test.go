@@ -36,7 +36,9 @@ func TestFluxControllersStartAndReconcile(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	flux, err := env.StartFlux(ctx, controlplane.FluxOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range controlplane.FluxControllers {
 		g.Expect(flux.Controllers).To(HaveKey(name))
 	}
