@@ -43,7 +43,7 @@ const chartVersion = "0.1.0"
 // until the test ends, as source-controller serves an artifact, and returns
 // the artifact an ExternalArtifact's status gives helm-controller (which
 // checks the digest of what it downloads).
-func serveChart(t *testing.T, name string) *meta.Artifact {
+func serveChart(t testing.TB, name string) *meta.Artifact {
 	t.Helper()
 	tgz, err := packageChart(filepath.Join("testdata", "charts", name), name)
 	if err != nil {

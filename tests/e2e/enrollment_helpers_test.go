@@ -47,7 +47,7 @@ import (
 // the controllers' metrics endpoints on loopback. Against
 // E2E_KUBECONFIG they fail rather than skip; a run against a cluster
 // excludes them by name (hack/ci/e2e.sh passes -skip localOnlyTests).
-func needLocal(t *testing.T) *devenv.Environment {
+func needLocal(t testing.TB) *devenv.Environment {
 	t.Helper()
 	if dev == nil {
 		t.Fatal("runs agents and the enrollment controller as local processes: needs the local environment, not E2E_KUBECONFIG; exclude it with -skip '" + localOnlyTests + "'")

@@ -46,13 +46,13 @@ func TestMintReachesTheRunningRelease(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t, "e2e-clickhouse-")
 	installClickHouse(t, ns, "ch")
-	before := renderedUsers(t, ns, "ch")
+	before := renderedUsers(ns, "ch")
 
 	st := mintWithPlugin(t, e.Kubeconfig, ns, "ch-app")
 	minted := time.Now()
 	verifier := sha256Hex(st.Password)
 	g.Expect(before).NotTo(ContainSubstring(verifier))
-	g.Eventually(func() string { return renderedUsers(t, ns, "ch") }, 2*time.Minute, 100*time.Millisecond).
+	g.Eventually(func() string { return renderedUsers(ns, "ch") }, 2*time.Minute, 100*time.Millisecond).
 		Should(ContainSubstring("<password_sha256_hex>"+verifier+"</password_sha256_hex>"),
 			"helm-controller upgrades the release with the verifier of the minted password")
 	t.Logf("mint → users.xml of the running release carries the new verifier: %s", time.Since(minted).Round(time.Millisecond))
@@ -67,7 +67,7 @@ func TestSuspendedReleaseIsReportedAndNotUpgraded(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "e2e-suspended-")
 	hr := installClickHouse(t, ns, "ch")
-	before := renderedUsers(t, ns, "ch")
+	before := renderedUsers(ns, "ch")
 
 	patch := client.MergeFrom(hr.DeepCopy())
 	hr.Spec.Suspend = true
@@ -85,14 +85,14 @@ func TestSuspendedReleaseIsReportedAndNotUpgraded(t *testing.T) {
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ch-app"}, &acct)).To(Succeed())
 		return conditions.GetReason(&acct, credv1.DeliveryFailedCondition)
 	}, time.Minute, 250*time.Millisecond).Should(Equal(credv1.ReleaseSuspendedReason))
-	g.Consistently(func() string { return renderedUsers(t, ns, "ch") }, 10*time.Second, 500*time.Millisecond).
+	g.Consistently(func() string { return renderedUsers(ns, "ch") }, 10*time.Second, 500*time.Millisecond).
 		Should(Equal(before), "a suspended release is not upgraded")
 
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
 	patch = client.MergeFrom(hr.DeepCopy())
 	hr.Spec.Suspend = false
 	g.Expect(k8s.Patch(ctx, hr, patch)).To(Succeed())
-	g.Eventually(func() string { return renderedUsers(t, ns, "ch") }, 2*time.Minute, 250*time.Millisecond).
+	g.Eventually(func() string { return renderedUsers(ns, "ch") }, 2*time.Minute, 250*time.Millisecond).
 		Should(ContainSubstring(verifier), "resumed, the release gets the minted password's verifier")
 }
 
@@ -100,7 +100,7 @@ func TestSuspendedReleaseIsReportedAndNotUpgraded(t *testing.T) {
 // and installs release from it with a sha256-hex account <release>-app
 // delivered at users.app.password_sha256_hex, and waits until
 // helm-controller has rendered the account's first (NotIssued) verifier.
-func installClickHouse(t *testing.T, ns, release string) *helmv2.HelmRelease {
+func installClickHouse(t testing.TB, ns, release string) *helmv2.HelmRelease {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -128,7 +128,7 @@ func installClickHouse(t *testing.T, ns, release string) *helmv2.HelmRelease {
 	}
 	g.Expect(k8s.Create(ctx, account)).To(Succeed())
 	waitAccountReady(t, ns, account.Name)
-	g.Eventually(func() string { return renderedUsers(t, ns, release) }, 2*time.Minute, 250*time.Millisecond).
+	g.Eventually(func() string { return renderedUsers(ns, release) }, 2*time.Minute, 250*time.Millisecond).
 		Should(MatchRegexp(`<app>\s*<password_sha256_hex>[0-9a-f]{64}</password_sha256_hex>`),
 			"helm-controller renders the account's verifier; HelmRelease: %+v", releaseConditions(ns, release))
 	g.Eventually(func() bool {
@@ -139,7 +139,7 @@ func installClickHouse(t *testing.T, ns, release string) *helmv2.HelmRelease {
 }
 
 // renderedUsers is the users.xml the release's chart rendered, "" before.
-func renderedUsers(t *testing.T, ns, release string) string {
+func renderedUsers(ns, release string) string {
 	var cm corev1.ConfigMap
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: release + "-users"}, &cm); err != nil {
 		return ""

@@ -97,7 +97,7 @@ func firstBlock(doc, fence string) string {
 }
 
 // newNamespace creates a namespace named from prefix, deleted after the test.
-func newNamespace(t *testing.T, prefix string) string {
+func newNamespace(t testing.TB, prefix string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
@@ -109,7 +109,7 @@ func newNamespace(t *testing.T, prefix string) string {
 
 // createRelease creates a HelmRelease of the chart name from a
 // HelmRepository nobody serves: credo reads releases, it does not install them.
-func createRelease(t *testing.T, ns, name string, suspend bool) *helmv2.HelmRelease {
+func createRelease(t testing.TB, ns, name string, suspend bool) *helmv2.HelmRelease {
 	t.Helper()
 	hr := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -128,7 +128,7 @@ func createRelease(t *testing.T, ns, name string, suspend bool) *helmv2.HelmRele
 }
 
 // waitAccountReady waits until the CredentialAccount ns/name is Ready.
-func waitAccountReady(t *testing.T, ns, name string) {
+func waitAccountReady(t testing.TB, ns, name string) {
 	t.Helper()
 	var a credv1.CredentialAccount
 	NewWithT(t).Eventually(func() bool {
