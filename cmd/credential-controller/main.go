@@ -26,6 +26,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
@@ -98,16 +101,43 @@ func startAccessAPI(ctx context.Context, setup *manager.Setup, opts *accessapi.O
 		// namespace are listed from it. A shard's cache holds its own.
 		ops.NamespaceAccounts = mgr.GetCache()
 	}
-	srv, err := accessapi.New(opts, ops)
-	if err != nil {
-		fail(err, "unable to set up the access API server")
-	}
 	go func() {
+		if waitForDelegatedAuth(ctx, direct) != nil {
+			return // stopping
+		}
+		srv, err := accessapi.New(opts, ops)
+		if err != nil {
+			fail(err, "unable to set up the access API server")
+		}
 		ctrl.Log.Info("starting the access API server", "address", opts.BindAddress.String(), "port", opts.SecurePort)
 		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
 			fail(err, "the access API server stopped with an error")
 		}
 	}()
+}
+
+// waitForDelegatedAuth waits until the controller may read kube-apiserver's
+// request-header configuration (ConfigMap kube-system/extension-apiserver-authentication),
+// which the access API server needs to authenticate what kube-apiserver
+// proxies to it. The binding that allows it comes with config/apiservice,
+// which Flux applies (credo-access-api dependsOn credo) only once this
+// Deployment is Ready: exiting would hold both back for good. The
+// controllers run meanwhile; the APIService is not Available until the
+// server serves, which its health check reports.
+func waitForDelegatedAuth(ctx context.Context, c client.Client) error {
+	key := client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: "extension-apiserver-authentication"}
+	logged := false
+	return wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, key, &corev1.ConfigMap{})
+		if !apierrors.IsForbidden(err) {
+			return true, nil // allowed; any other error is the server's to report
+		}
+		if !logged {
+			ctrl.Log.WithName(credentials.ControllerName).Info("waiting for the access API's delegated-auth bindings (config/apiservice)", "reason", err.Error())
+			logged = true
+		}
+		return false, nil
+	})
 }
 
 // servingOptions say where the access API's self-signed serving

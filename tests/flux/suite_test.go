@@ -45,7 +45,9 @@ var env *controlplane.Environment
 func TestMain(m *testing.M) {
 	// No kube-controller-manager: nothing here needs garbage collection.
 	// No manager either: the tests run credo's binaries as processes.
-	os.Exit(testenv.Main(m, testenv.Options{ControlPlane: controlplane.Options{NoControllerManager: true}, NoManager: true},
+	// Aggregation: the install through kustomize-controller waits for the
+	// access API's APIService to be Available.
+	os.Exit(testenv.Main(m, testenv.Options{ControlPlane: controlplane.Options{NoControllerManager: true, Aggregation: true}, NoManager: true},
 		func(ctx context.Context, e *testenv.Env) error {
 			env = e.Environment
 			for _, ns := range []string{"flux-system", "credo-system", "tenant-demo"} {

@@ -1,0 +1,246 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package flux
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/google/go-containerregistry/pkg/registry"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/credo-dev/credo/internal/accessapi"
+	"github.com/credo-dev/credo/tests/controlplane"
+)
+
+// installTag is the tag credo's config/ is pushed under.
+const installTag = "v0.0.0-e2e"
+
+// credo installed as a user installs it with Flux: config/ pushed as an
+// OCI artifact with the real flux CLI to a registry on loopback, and
+// config/samples/flux/oci applied, its OCIRepository pointed at that
+// registry. The real source-controller fetches the artifact, the real
+// kustomize-controller applies config/default and config/apiservice under
+// its cluster-reconciler identity, and both Kustomizations must become
+// Ready through their own health checks: the three Deployments rolled out
+// (runDeployment stands in for kubelet and the deployment controller) and
+// the APIService Available, i.e. kube-apiserver reached the
+// credential-controller's access API and trusted its certificate.
+func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	flux, err := env.StartFlux(ctx, controlplane.FluxOptions{Controllers: []string{
+		controlplane.NotificationController, controlplane.SourceController, controlplane.KustomizeController,
+	}})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = flux.Stop() })
+	repo := pushConfig(t, g)
+
+	start := time.Now()
+	for _, o := range renderInstall(t, g, repo, nil) {
+		if o.GetName() != "credo-access-api" {
+			applyObject(g, o)
+		}
+	}
+	t.Cleanup(uninstall)
+
+	var deploys appsv1.DeploymentList
+	g.Eventually(func() []appsv1.Deployment {
+		g.Expect(env.Client.List(ctx, &deploys, client.InNamespace("credo-system"),
+			client.MatchingLabels{"app.kubernetes.io/part-of": "credo"})).To(Succeed())
+		return deploys.Items
+	}, 2*time.Minute, time.Second).Should(HaveLen(3), "kustomize-controller applies config/default's Deployments")
+	access := accessAPI{dir: filepath.Join(env.Dir, "access-api-flux")}
+	addr, err := controlplane.FreeAddr()
+	g.Expect(err).NotTo(HaveOccurred())
+	_, port, _ := strings.Cut(addr, ":")
+	access.port, err = strconv.Atoi(port)
+	g.Expect(err).NotTo(HaveOccurred())
+	for i := range deploys.Items {
+		d := &deploys.Items[i]
+		var extra []string
+		if d.Name == "credential-controller" {
+			extra = []string{"--access-api-secure-port=" + strconv.Itoa(access.port),
+				"--access-api-bind-address=127.0.0.1", "--access-api-cert-dir=" + access.dir}
+		}
+		p, err := runDeployment(ctx, d, flux.EventsURL, extra...)
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(func() { _ = p.Stop(10 * time.Second) })
+	}
+	waitForKustomization(g, "credo", 3*time.Minute)
+	t.Logf("Kustomization credo Ready %s after it was applied", time.Since(start).Round(time.Second))
+
+	// The APIService's caBundle, as config/apiservice documents: the CA of
+	// the certificate the credential-controller serves, known once it runs.
+	access.ca, err = accessapi.CABundleFromCertDir(access.dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	start = time.Now()
+	for _, o := range renderInstall(t, g, repo, &access) {
+		if o.GetName() == "credo-access-api" {
+			applyObject(g, o)
+		}
+	}
+	waitForKustomization(g, "credo-access-api", 2*time.Minute)
+	t.Logf("Kustomization credo-access-api Ready %s after it was applied", time.Since(start).Round(time.Second))
+}
+
+// pushConfig serves an in-memory OCI registry on loopback and pushes
+// credo's config/ to it with the flux CLI, as a release does; it returns
+// the repository's oci:// URL.
+func pushConfig(t *testing.T, g Gomega) string {
+	dir, err := controlplane.FluxAssetsDir("flux")
+	g.Expect(err).NotTo(HaveOccurred())
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	repo := "oci://" + srv.Listener.Addr().String() + "/credo"
+	cmd := exec.Command(filepath.Join(dir, "flux"), "push", "artifact", repo+":"+installTag,
+		"--path="+repoPath("config"), "--source=https://github.com/credo-dev/credo",
+		"--revision="+installTag+"@sha1:0000000000000000000000000000000000000000")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "flux push artifact: %s", out)
+	return repo
+}
+
+// accessAPI is where the credential-controller serves the access API.
+type accessAPI struct {
+	dir  string
+	port int
+	ca   []byte
+}
+
+// renderInstall builds config/samples/flux/oci through a test overlay: the
+// OCIRepository points at repo (insecure: plain HTTP on loopback) and, when
+// access is given, the credo-access-api Kustomization patches what it
+// applies so that kube-apiserver reaches the access API on loopback (an
+// ExternalName Service 'localhost' on its port, as tests/devenv does) and
+// trusts its CA. The shipped sample is not changed.
+func renderInstall(t *testing.T, g Gomega, repo string, access *accessAPI) []*unstructured.Unstructured {
+	type target struct {
+		Kind string `json:"kind"`
+		Name string `json:"name"`
+	}
+	type patch struct {
+		Target target `json:"target"`
+		Patch  string `json:"patch"`
+	}
+	ops := func(ops ...map[string]any) string {
+		b, err := json.Marshal(ops)
+		g.Expect(err).NotTo(HaveOccurred())
+		return string(b)
+	}
+	op := func(kind, path string, value any) map[string]any {
+		return map[string]any{"op": kind, "path": path, "value": value}
+	}
+	patches := []patch{{Target: target{"OCIRepository", "credo"}, Patch: ops(
+		op("replace", "/spec/url", repo),
+		op("replace", "/spec/ref/tag", installTag),
+		op("add", "/spec/insecure", true))}}
+	if access != nil {
+		inner := []patch{
+			{Target: target{"Service", "credo-access"}, Patch: ops(op("replace", "/spec", map[string]any{
+				"type": "ExternalName", "externalName": "localhost",
+				"ports": []any{map[string]any{"name": "https", "port": access.port, "protocol": "TCP"}},
+			}))},
+			{Target: target{"APIService", accessapi.APIServiceName}, Patch: ops(
+				op("replace", "/spec/service/port", access.port),
+				op("replace", "/spec/caBundle", base64.StdEncoding.EncodeToString(access.ca)))},
+		}
+		patches = append(patches, patch{Target: target{"Kustomization", "credo-access-api"},
+			Patch: ops(op("add", "/spec/patches", inner))})
+	}
+	dir := t.TempDir()
+	sample, err := filepath.Rel(dir, repoPath("config", "samples", "flux", "oci")) // kustomize refuses absolute roots
+	g.Expect(err).NotTo(HaveOccurred())
+	overlay, err := yaml.Marshal(map[string]any{
+		"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+		"resources": []string{sample},
+		"patches":   patches,
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), overlay, 0o600)).To(Succeed())
+	return build(g, dir)
+}
+
+func applyObject(g Gomega, o *unstructured.Unstructured) {
+	g.Expect(env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o),
+		client.FieldOwner("credo-tests"), client.ForceOwnership)).To(Succeed(), "%s %s", o.GetKind(), o.GetName())
+}
+
+// waitForKustomization waits until the Flux Kustomization flux-system/name
+// is Ready=True for the revision of installTag.
+func waitForKustomization(g Gomega, name string, timeout time.Duration) {
+	g.Eventually(func(g Gomega) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(kustomizev1.GroupVersion.WithKind(kustomizev1.KustomizationKind))
+		g.Expect(env.Client.Get(context.Background(), types.NamespacedName{Namespace: "flux-system", Name: name}, u)).To(Succeed())
+		var ks kustomizev1.Kustomization
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ks)).To(Succeed())
+		ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil(), "no Ready condition yet")
+		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
+		g.Expect(ks.Status.LastAppliedRevision).To(HavePrefix(installTag + "@sha256:"))
+	}, timeout, time.Second).Should(Succeed(), "Kustomization %s", name)
+}
+
+// uninstall deletes the Flux objects while kustomize-controller still runs:
+// credo-access-api prunes the APIService and its Service (the other tests
+// create their own); credo's deletionPolicy Orphan leaves config/default.
+func uninstall() {
+	ctx := context.Background()
+	for _, o := range []struct {
+		gvk  schema.GroupVersionKind
+		name string
+	}{
+		{kustomizev1.GroupVersion.WithKind(kustomizev1.KustomizationKind), "credo-access-api"},
+		{kustomizev1.GroupVersion.WithKind(kustomizev1.KustomizationKind), "credo"},
+		{sourcev1.GroupVersion.WithKind(sourcev1.OCIRepositoryKind), "credo"},
+	} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.gvk)
+		u.SetNamespace("flux-system")
+		u.SetName(o.name)
+		_ = env.Client.Delete(ctx, u)
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) && env.Client.Get(ctx, client.ObjectKeyFromObject(u), u) == nil {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
