@@ -68,11 +68,13 @@ func TestAmbiguousSourceEventNamesTheRelease(t *testing.T) {
 	cert2, _ := testpki.CA(t, "nats-ca-2")
 	env.NewSecret(t, ns, "nats-ca-a", testKeys.PublishLabels("nats"), nil, map[string][]byte{"ca.crt": cert1})
 	env.NewSecret(t, ns, "nats-ca-b", testKeys.PublishLabels("nats"), nil, map[string][]byte{"ca.crt": cert2})
-	env.NewHelmRelease(t, ns, "nats", "nats", nil)
+	hr := env.NewHelmRelease(t, ns, "nats", "nats", nil)
 
 	e := env.WarningEvent(g, ns, trustv1.TrustAnchorKind, "nats", trustv1.AmbiguousSourceReason)
 	g.Expect(e.Annotations).To(HaveKeyWithValue(trustv1.EventReleaseKey, "nats"))
 	g.Expect(e.Annotations).To(HaveKeyWithValue(trustv1.EventProjectionKey, "nats.tenant-ca"))
+	onRelease := env.ReleaseWarning(g, hr, trustv1.AmbiguousSourceReason)
+	g.Expect(onRelease.Message).To(Equal(e.Message), "the claims, on the HelmRelease too")
 }
 
 // Every Warning about a release is recorded on its HelmRelease too, where
