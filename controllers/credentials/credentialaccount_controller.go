@@ -18,6 +18,7 @@ package credentials
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,6 +38,7 @@ import (
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconciler"
+	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/internal/verifier"
 )
@@ -238,7 +240,11 @@ func (r *CredentialAccountReconciler) checkReserved(ctx context.Context, acct *c
 	name := acct.SecretName()
 	for i := range sources.Items {
 		src := &sources.Items[i]
-		if ok, err := sourceSelects(src, hr); err != nil || !ok {
+		// A source that may select the release (its chart cannot be
+		// resolved now) reserves its names too: fail closed.
+		ok, err := sourceSelects(ctx, r.Client, src, hr)
+		var unresolved *release.UnresolvedError
+		if !ok && !errors.As(err, &unresolved) {
 			continue
 		}
 		if u := reservedUsername(src, hr, name); u != "" {
