@@ -22,12 +22,12 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -69,10 +69,14 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 	flux, err := env.StartFlux(ctx, controlplane.FluxOptions{Controllers: []string{
 		controlplane.NotificationController, controlplane.SourceController, controlplane.KustomizeController,
 	}})
-	g.Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { _ = flux.Stop() })
 	repo := pushConfig(t, g)
 
+	// credo-access-api is applied once the CA it patches in is known; it
+	// dependsOn credo, which would hold it back until then anyway.
 	start := time.Now()
 	for _, o := range renderInstall(t, g, repo, nil) {
 		if o.GetName() != "credo-access-api" {
@@ -90,7 +94,8 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 	access := accessAPI{dir: filepath.Join(env.Dir, "access-api-flux")}
 	addr, err := controlplane.FreeAddr()
 	g.Expect(err).NotTo(HaveOccurred())
-	_, port, _ := strings.Cut(addr, ":")
+	_, port, err := net.SplitHostPort(addr)
+	g.Expect(err).NotTo(HaveOccurred())
 	access.port, err = strconv.Atoi(port)
 	g.Expect(err).NotTo(HaveOccurred())
 	for i := range deploys.Items {
@@ -101,7 +106,9 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 				"--access-api-bind-address=127.0.0.1", "--access-api-cert-dir=" + access.dir}
 		}
 		p, err := runDeployment(ctx, d, flux.EventsURL, extra...)
-		g.Expect(err).NotTo(HaveOccurred())
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() { _ = p.Stop(10 * time.Second) })
 	}
 	waitForKustomization(g, "credo", 3*time.Minute)
