@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command dev runs the whole of credo locally for `make dev`: a from-source
-// control plane, Flux's helm-controller and notification-controller, credo
+// control plane, Flux's source-, kustomize-, helm- and notification-controller, credo
 // installed from config/default and config/apiservice with its controllers
 // running against it, and config/samples applied.
 // It prints how to look around and stops everything on Ctrl-C.
@@ -45,7 +45,10 @@ func main() {
 		fail(err)
 	}
 	fmt.Println("credo dev: starting etcd, kube-apiserver, kube-controller-manager, Flux's controllers and credo's ...")
-	env, err := devenv.Start(ctx, devenv.Options{Dir: dir})
+	// All four Flux controllers (make flux builds them), so that sources
+	// and Kustomizations can be tried too; the e2e suite runs only
+	// devenv.DefaultFlux.
+	env, err := devenv.Start(ctx, devenv.Options{Dir: dir, Flux: controlplane.FluxControllers})
 	if err != nil {
 		fail(err)
 	}
