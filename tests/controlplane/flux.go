@@ -111,8 +111,8 @@ func fluxRBAC() string {
 // (testdata/flux-rbac.yaml) and runs the chosen Flux controllers as processes,
 // each as its own ServiceAccount in FluxNamespace on free loopback ports,
 // watching all namespaces, without leader election. It returns once every
-// controller's readiness probe answers. Stop stops them.
-func (e *Environment) StartFlux(ctx context.Context, opts FluxOptions) (*Flux, error) {
+// controller's readiness probe answers; on error it stops those it started.
+func (e *Environment) StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux, err error) {
 	names := opts.Controllers
 	if len(names) == 0 {
 		names = FluxControllers
@@ -134,6 +134,11 @@ func (e *Environment) StartFlux(ctx context.Context, opts FluxOptions) (*Flux, e
 		logLevel = "info"
 	}
 	f := &Flux{Controllers: map[string]*FluxController{}}
+	defer func() {
+		if err != nil {
+			_ = f.Stop()
+		}
+	}()
 	for _, name := range FluxControllers {
 		if !slices.Contains(names, name) {
 			continue
