@@ -188,7 +188,7 @@ func renderInstall(t *testing.T, g Gomega, repo string, access *accessAPI) []*un
 			}))},
 			{Target: target{"APIService", accessapi.APIServiceName}, Patch: ops(
 				op("replace", "/spec/service/port", access.port),
-				op("replace", "/spec/caBundle", base64.StdEncoding.EncodeToString(access.ca)))},
+				op("add", "/spec/caBundle", base64.StdEncoding.EncodeToString(access.ca)))},
 		}
 		patches = append(patches, patch{Target: target{"Kustomization", "credo-access-api"},
 			Patch: ops(op("add", "/spec/patches", inner))})
