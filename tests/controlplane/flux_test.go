@@ -39,6 +39,7 @@ func TestFluxControllersStartAndReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = flux.Stop() })
 	for _, name := range controlplane.FluxControllers {
 		g.Expect(flux.Controllers).To(HaveKey(name))
 	}
