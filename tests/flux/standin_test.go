@@ -26,6 +26,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -104,20 +105,22 @@ func runDeployment(ctx context.Context, d *appsv1.Deployment, eventsURL string, 
 // markRolledOut writes the status the deployment controller writes once
 // every replica of the current generation is ready and available.
 func markRolledOut(ctx context.Context, d *appsv1.Deployment) error {
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
-		return err
-	}
-	replicas := ptr.Deref(d.Spec.Replicas, 1)
-	now := metav1.Now()
-	d.Status = appsv1.DeploymentStatus{
-		ObservedGeneration: d.Generation,
-		Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
-		Conditions: []appsv1.DeploymentCondition{
-			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
-				LastUpdateTime: now, LastTransitionTime: now},
-			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable",
-				LastUpdateTime: now, LastTransitionTime: now},
-		},
-	}
-	return env.Client.Status().Update(ctx, d, client.FieldOwner("deployment-controller-stand-in"))
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
+			return err
+		}
+		replicas := ptr.Deref(d.Spec.Replicas, 1)
+		now := metav1.Now()
+		d.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: d.Generation,
+			Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+					LastUpdateTime: now, LastTransitionTime: now},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable",
+					LastUpdateTime: now, LastTransitionTime: now},
+			},
+		}
+		return env.Client.Status().Update(ctx, d, client.FieldOwner("deployment-controller-stand-in"))
+	})
 }
