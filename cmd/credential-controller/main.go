@@ -173,14 +173,23 @@ func useSharedServingCert(ctx context.Context, c client.Client, opts *accessapi.
 		return
 	}
 	go func() {
-		// The APIService may be applied after the controller starts.
-		_ = wait.PollUntilContextCancel(ctx, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		// The APIService may be applied after the controller starts, and
+		// applied again (by hand, or by an applier that owns the field):
+		// the caBundle is kept, not set once: checked every 10 seconds until
+		// set, then every minute (a check is one GET).
+		log := ctrl.Log.WithName(credentials.ControllerName)
+		for interval := 10 * time.Second; ; {
 			if err := accessapi.InjectCABundle(ctx, c, sc.CAPEM); err != nil {
-				ctrl.Log.WithName(credentials.ControllerName).Info("waiting to inject the access API's CA", "reason", err.Error())
-				return false, nil
+				log.Info("waiting to inject the access API's CA", "reason", err.Error())
+			} else {
+				interval = time.Minute
 			}
-			return true, nil
-		})
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(interval):
+			}
+		}
 	}()
 }
 

@@ -38,6 +38,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
 )
 
@@ -204,7 +205,9 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 		}
 		e.Controllers = append(e.Controllers, c)
 	}
-	if err := e.injectCABundle(ctx); err != nil {
+	// The credential-controller keeps the APIService's caBundle set to the
+	// CA of its serving certificate, as in a cluster: nothing is patched in.
+	if err := accessapi.WaitAvailable(ctx, e.Config, time.Minute); err != nil {
 		return nil, err
 	}
 	if opts.Samples != "-" {

@@ -18,7 +18,6 @@ package devenv
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +32,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
 )
@@ -123,8 +121,7 @@ func (in *installer) apply(ctx context.Context, objs []*unstructured.Unstructure
 // type ExternalName to externalName and the APIService's port, so the
 // Service points at localhost and both name the port the
 // credential-controller process serves the access API on, on loopback.
-// With caBundle set, it also fills spec.caBundle with the CA of that
-// server's certificate, as config/apiservice/kustomization.yaml documents.
+// spec.caBundle is the credential-controller's to keep, as in a cluster.
 const apiServiceOverlay = `# Written by tests/devenv: config/apiservice as shipped, patched where a
 # local control plane (no cluster network; the credential-controller runs
 # as a process on loopback) differs from a cluster.
@@ -158,15 +155,9 @@ patches:
         value: %[2]d
 `
 
-// caBundlePatch is appended to the APIService's patch once the CA is known.
-const caBundlePatch = `      - op: replace
-        path: /spec/caBundle
-        value: %s
-`
-
 // writeAPIServiceOverlay writes apiServiceOverlay into dir for the access
-// API on port, with caBundle when not empty, and returns dir.
-func writeAPIServiceOverlay(dir string, port int, caBundle []byte) (string, error) {
+// API on port, and returns dir.
+func writeAPIServiceOverlay(dir string, port int) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -176,9 +167,6 @@ func writeAPIServiceOverlay(dir string, port int, caBundle []byte) (string, erro
 		return "", err
 	}
 	k := fmt.Sprintf(apiServiceOverlay, base, port)
-	if len(caBundle) > 0 {
-		k += fmt.Sprintf(caBundlePatch, base64.StdEncoding.EncodeToString(caBundle))
-	}
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o600); err != nil {
 		return "", fmt.Errorf("writing the config/apiservice overlay: %w", err)
 	}
@@ -186,14 +174,14 @@ func writeAPIServiceOverlay(dir string, port int, caBundle []byte) (string, erro
 }
 
 // install renders config/default and config/apiservice (through
-// writeAPIServiceOverlay, its caBundle still empty as shipped) and applies
+// writeAPIServiceOverlay) and applies
 // them in kustomize-controller's stages: the cluster definitions, then
 // kube-controller-manager (its garbage collector discovers resource types
 // at start, then only every 30 seconds), then the rest. The ServiceAccounts,
 // roles and bindings the controllers run under, the Service and the
 // APIService are all the shipped ones: nothing is made in Go.
 func (e *Environment) install(ctx context.Context, root string) error {
-	overlay, err := writeAPIServiceOverlay(filepath.Join(e.Dir, "apiservice"), e.accessAPIPort, nil)
+	overlay, err := writeAPIServiceOverlay(filepath.Join(e.Dir, "apiservice"), e.accessAPIPort)
 	if err != nil {
 		return err
 	}
@@ -212,29 +200,6 @@ func (e *Environment) install(ctx context.Context, root string) error {
 		return fmt.Errorf("installing config/default and config/apiservice: %w", err)
 	}
 	return nil
-}
-
-// injectCABundle applies config/apiservice again with spec.caBundle set to
-// the CA of the certificate the credential-controller serves the access
-// API with, and waits until kube-apiserver reaches the access API through
-// it.
-func (e *Environment) injectCABundle(ctx context.Context) error {
-	ca, err := accessapi.CABundleFromCertDir(filepath.Join(e.Dir, "access-api"))
-	if err != nil {
-		return fmt.Errorf("reading the access API's CA: %w", err)
-	}
-	overlay, err := writeAPIServiceOverlay(filepath.Join(e.Dir, "apiservice"), e.accessAPIPort, ca)
-	if err != nil {
-		return err
-	}
-	objs, err := build(overlay)
-	if err != nil {
-		return err
-	}
-	if _, err := e.installer.apply(ctx, objs); err != nil {
-		return fmt.Errorf("installing config/apiservice with its caBundle: %w", err)
-	}
-	return accessapi.WaitAvailable(ctx, e.Config, time.Minute)
 }
 
 // installNotificationComponent applies config/notification as its

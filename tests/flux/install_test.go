@@ -18,7 +18,6 @@ package flux
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log"
@@ -43,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -114,10 +114,8 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 	waitForKustomization(g, "credo", 3*time.Minute)
 	t.Logf("Kustomization credo Ready %s after it was applied", time.Since(start).Round(time.Second))
 
-	// The APIService's caBundle, as config/apiservice documents: the CA of
-	// the certificate the credential-controller serves, known once it runs.
-	access.ca, err = accessapi.CABundleFromCertDir(access.dir)
-	g.Expect(err).NotTo(HaveOccurred())
+	// The APIService's caBundle is the credential-controller's to keep, as
+	// config/apiservice documents: nothing patches it in.
 	start = time.Now()
 	for _, o := range renderInstall(t, g, repo, &access) {
 		if o.GetName() == "credo-access-api" {
@@ -126,6 +124,50 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 	}
 	waitForKustomization(g, "credo-access-api", 2*time.Minute)
 	t.Logf("Kustomization credo-access-api Ready %s after it was applied", time.Since(start).Round(time.Second))
+
+	// Applied again, as kustomize-controller does on every interval, the
+	// manifests take nothing back: the APIService keeps its caBundle and
+	// stays Available.
+	handled := requestReconcile(g, "credo-access-api")
+	g.Consistently(func(g Gomega) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(apiregistrationv1.SchemeGroupVersion.WithKind("APIService"))
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: accessapi.APIServiceName}, u)).To(Succeed())
+		var as apiregistrationv1.APIService
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &as)).To(Succeed())
+		g.Expect(as.Spec.CABundle).NotTo(BeEmpty(), "the re-apply took the caBundle back")
+		g.Expect(apiServiceAvailable(&as)).To(BeTrue())
+	}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Eventually(handled, time.Minute, 200*time.Millisecond).Should(BeTrue(), "credo-access-api handles the reconcile request")
+	waitForKustomization(g, "credo-access-api", time.Minute)
+}
+
+// requestReconcile asks kustomize-controller to reconcile the Kustomization
+// flux-system/name now, as `flux reconcile kustomization` does; handled
+// reports whether it has handled the request.
+func requestReconcile(g Gomega, name string) (handled func() bool) {
+	ctx := context.Background()
+	token := strconv.FormatInt(time.Now().UnixNano(), 10)
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kustomizev1.GroupVersion.WithKind(kustomizev1.KustomizationKind))
+	g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: "flux-system", Name: name}, u)).To(Succeed())
+	patch := client.MergeFrom(u.DeepCopy())
+	u.SetAnnotations(map[string]string{meta.ReconcileRequestAnnotation: token})
+	g.Expect(env.Client.Patch(ctx, u, patch)).To(Succeed())
+	return func() bool {
+		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(u), u)
+		v, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledReconcileAt")
+		return v == token
+	}
+}
+
+func apiServiceAvailable(as *apiregistrationv1.APIService) bool {
+	for _, c := range as.Status.Conditions {
+		if c.Type == apiregistrationv1.Available {
+			return c.Status == apiregistrationv1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // pushConfig serves an in-memory OCI registry on loopback and pushes
@@ -150,15 +192,14 @@ func pushConfig(t *testing.T, g Gomega) string {
 type accessAPI struct {
 	dir  string
 	port int
-	ca   []byte
 }
 
 // renderInstall builds config/samples/flux/oci through a test overlay: the
 // OCIRepository points at repo (insecure: plain HTTP on loopback) and, when
 // access is given, the credo-access-api Kustomization patches what it
 // applies so that kube-apiserver reaches the access API on loopback (an
-// ExternalName Service 'localhost' on its port, as tests/devenv does) and
-// trusts its CA. The shipped sample is not changed.
+// ExternalName Service 'localhost' on its port, as tests/devenv does). The
+// shipped sample is not changed.
 func renderInstall(t *testing.T, g Gomega, repo string, access *accessAPI) []*unstructured.Unstructured {
 	type target struct {
 		Kind string `json:"kind"`
@@ -187,8 +228,7 @@ func renderInstall(t *testing.T, g Gomega, repo string, access *accessAPI) []*un
 				"ports": []any{map[string]any{"name": "https", "port": access.port, "protocol": "TCP"}},
 			}))},
 			{Target: target{"APIService", accessapi.APIServiceName}, Patch: ops(
-				op("replace", "/spec/service/port", access.port),
-				op("add", "/spec/caBundle", base64.StdEncoding.EncodeToString(access.ca)))},
+				op("replace", "/spec/service/port", access.port))},
 		}
 		patches = append(patches, patch{Target: target{"Kustomization", "credo-access-api"},
 			Patch: ops(op("add", "/spec/patches", inner))})
