@@ -175,14 +175,14 @@ func useSharedServingCert(ctx context.Context, c client.Client, opts *accessapi.
 	go func() {
 		// The APIService may be applied after the controller starts, and
 		// applied again (by hand, or by an applier that owns the field):
-		// the caBundle is kept, not set once: checked every 10 seconds until
-		// set, then every minute (a check is one GET).
+		// the caBundle is kept, not set once: checked every minute once set,
+		// every 10 seconds while it cannot be (a check is one GET).
 		log := ctrl.Log.WithName(credentials.ControllerName)
-		for interval := 10 * time.Second; ; {
+		for {
+			interval := time.Minute
 			if err := accessapi.InjectCABundle(ctx, c, sc.CAPEM); err != nil {
 				log.Info("waiting to inject the access API's CA", "reason", err.Error())
-			} else {
-				interval = time.Minute
+				interval = 10 * time.Second
 			}
 			select {
 			case <-ctx.Done():

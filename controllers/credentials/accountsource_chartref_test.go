@@ -85,8 +85,11 @@ func TestASourceThatMatchesNoReleaseIsNotReady(t *testing.T) {
 
 	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres", Namespace: ns},
 		map[string]string{"app": ns})
-	sourceReason(g, src, meta.SucceededReason)
-	g.Expect(src.Status.MatchedReleases).To(BeEquivalentTo(1))
+	// The conditions and the counts are two status patches.
+	g.Eventually(func(g Gomega) {
+		sourceReason(g, src, meta.SucceededReason)
+		g.Expect(src.Status.MatchedReleases).To(BeEquivalentTo(1))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 
 func TestTheShippedSourceDerivesTheAccountsOfAChartRefRelease(t *testing.T) {
@@ -105,4 +108,30 @@ func TestTheShippedSourceDerivesTheAccountsOfAChartRefRelease(t *testing.T) {
 	g.Eventually(func() []string { return usernamesOf(g, ns, src.Name) }, 20*time.Second, 100*time.Millisecond).
 		Should(Equal([]string{"alice", "postgres"}))
 	accountWith(g, ns, "main-postgres", accountReady)
+}
+
+func TestATenantAccountRefusedWhileTheChartIsUnresolvedIsReleasedWhenItResolves(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
+	src := newPostgresUsersSource(t, "pg-"+ns, ns)
+	g.Eventually(func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(src), src); err != nil {
+			return err
+		}
+		src.Spec.Chart = "postgres"
+		return env.Client.Update(ctx, src)
+	}).Should(Succeed())
+	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "db", Namespace: platform},
+		map[string]string{"app": ns})
+
+	// Whether the source reserves pg.postgres.account for its platform
+	// account is not known while the HelmChart is missing: refused.
+	newAccount(t, ns, "mine", "pg", "postgres", "scram-sha-256")
+	accountWith(g, ns, "mine", accountReason(credv1.SecretFailedCondition, credv1.AccountCollisionReason))
+
+	// The HelmChart appears, of another chart: the name is free, and the
+	// source's watch of it tells the account at once.
+	env.NewHelmChart(t, platform, "db", "mysql")
+	accountWith(g, ns, "mine", accountReady)
 }

@@ -171,6 +171,10 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	keep := map[string]bool{}
 	var matched int32
 	var problems []problem
+	// unresolvedProblems come after every other problem: a release whose
+	// chart cannot be read (which any tenant can cause for its own release)
+	// never hides what the source refused elsewhere.
+	var unresolvedProblems []problem
 	var derived []*credv1.CredentialAccount
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
@@ -178,7 +182,11 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		var unresolved *release.UnresolvedError
 		switch {
 		case errors.As(err, &unresolved):
-			problems = append(problems, problem{credv1.ChartUnresolvedReason, unresolved.Error() + "; its accounts are kept"})
+			msg := unresolved.Error()
+			if len(held[hr.Namespace+"/"+hr.Name]) > 0 {
+				msg += "; its accounts are kept"
+			}
+			unresolvedProblems = append(unresolvedProblems, problem{credv1.ChartUnresolvedReason, msg})
 			keep[hr.Namespace+"/"+hr.Name] = true
 			continue
 		case err != nil:
@@ -283,6 +291,7 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	problems = append(problems, unresolvedProblems...)
 	if len(problems) > 0 {
 		return &refusedError{problems: problems}
 	}

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/release"
 )
 
 const (
@@ -64,7 +65,7 @@ func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr 
 	}); err != nil {
 		return fmt.Errorf("indexing %s: %w", accountReleaseIndex, err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&credv1.CredentialAccount{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
 		Watches(&helmv2.HelmRelease{}, handler.EnqueueRequestsFromMapFunc(r.accountsOfRelease), builder.WithPredicates(
@@ -72,13 +73,30 @@ func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr 
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.accountsOfSecret)).
 		// A platform entry reserving a name, or no longer reserving it.
 		Watches(&credv1.AccountSource{}, handler.EnqueueRequestsFromMapFunc(r.accountsInCollision),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	// A chart source's change can change which AccountSources select the
+	// releases whose chartRef names it, and so the names they reserve.
+	return release.WatchChartSources(b, r.accountsOfChartSource).
 		Named("credentialaccount").
 		Complete(r.Shard.Gate(r, r.servesAccount))
 }
 
 func (r *CredentialAccountReconciler) accountsOfRelease(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.accountsBy(ctx, o.GetNamespace(), accountReleaseIndex, o.GetName())
+}
+
+// accountsOfChartSource are the accounts of the releases whose chartRef
+// names the chart source o.
+func (r *CredentialAccountReconciler) accountsOfChartSource(ctx context.Context, o client.Object) []reconcile.Request {
+	keys, err := release.Referring(ctx, r.Client, o)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the releases of a chart source", "source", client.ObjectKeyFromObject(o))
+	}
+	var reqs []reconcile.Request
+	for _, k := range keys {
+		reqs = append(reqs, r.accountsBy(ctx, k.Namespace, accountReleaseIndex, k.Name)...)
+	}
+	return reqs
 }
 
 func (r *CredentialAccountReconciler) accountsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {

@@ -42,8 +42,9 @@ type candidate struct {
 	// anchors it made, but makes no new one.
 	suspended bool
 	// unresolved marks a TrustSource that may select the release but cannot
-	// tell (the chart of its chartRef cannot be resolved): it has no source,
-	// keeps the anchor it made as it is, and makes no new one.
+	// tell (the chart of its chartRef cannot be resolved): it keeps
+	// claiming, on the rule's own source, the anchor it made, and makes no
+	// new one.
 	unresolved bool
 }
 
@@ -109,11 +110,10 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 			return nil, err
 		}
 		for _, ts := range rules {
-			c := candidate{leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend, unresolved: ts.unresolved}
-			if !ts.unresolved {
-				c.source = trustv1.SecretKeySource{Name: ts.SecretNameFor(hr.Name), Key: ts.GetKey()}
-			}
-			out = append(out, c)
+			out = append(out, candidate{
+				leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend, unresolved: ts.unresolved,
+				source: trustv1.SecretKeySource{Name: ts.SecretNameFor(hr.Name), Key: ts.GetKey()},
+			})
 		}
 	}
 	return dedupe(out), nil
@@ -129,11 +129,17 @@ func firstActive(cands []candidate) (candidate, bool) {
 	return candidate{}, false
 }
 
+// dedupe keeps the first claim of each source; an unresolved claim is
+// kept aside (resolve settles it) and hides no other.
 func dedupe(in []candidate) []candidate {
 	seen := map[trustv1.SecretKeySource]bool{}
 	var out []candidate
 	for _, c := range in {
-		if c.unresolved || !seen[c.source] {
+		if c.unresolved {
+			out = append(out, c)
+			continue
+		}
+		if !seen[c.source] {
 			seen[c.source] = true
 			out = append(out, c)
 		}
@@ -142,9 +148,9 @@ func dedupe(in []candidate) []candidate {
 }
 
 // resolve settles the unresolved claims on the release of ta: the rule
-// that made ta keeps claiming ta's source, as it is, until its chart can be
-// resolved (so the projection keeps following that Secret); any other
-// unresolved rule claims nothing yet.
+// that made ta keeps claiming its own source (the Secret it names does not
+// depend on the chart), so the projection keeps following it, until its
+// chart can be resolved; any other unresolved rule claims nothing yet.
 func resolve(ta *trustv1.TrustAnchor, cands []candidate) []candidate {
 	leg, ts := legOf(ta)
 	out := make([]candidate, 0, len(cands))
@@ -153,7 +159,7 @@ func resolve(ta *trustv1.TrustAnchor, cands []candidate) []candidate {
 		case !c.unresolved:
 			out = append(out, c)
 		case leg == trustv1.LegTrustSource && ts == c.trustSource:
-			c.unresolved, c.source = false, ta.Spec.Source
+			c.unresolved = false
 			out = append(out, c)
 		}
 	}

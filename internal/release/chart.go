@@ -114,12 +114,12 @@ func ociChartName(url string) string {
 	if !ok {
 		return ""
 	}
-	rest, _, _ = strings.Cut(rest, "@")
 	host, path, ok := strings.Cut(rest, "/")
 	if !ok || host == "" || path == "" {
 		return ""
 	}
 	last := path[strings.LastIndex(path, "/")+1:]
+	last, _, _ = strings.Cut(last, "@")
 	last, _, _ = strings.Cut(last, ":")
 	return last
 }

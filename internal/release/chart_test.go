@@ -46,6 +46,8 @@ func sources(t *testing.T) client.Reader {
 			Spec: sourcev1.HelmChartSpec{Chart: "postgres"}},
 		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Name: "pg-oci", Namespace: "cozy-system"},
 			Spec: sourcev1.OCIRepositorySpec{URL: "oci://ghcr.io/cozystack/charts/postgres"}},
+		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Name: "userinfo", Namespace: "cozy-system"},
+			Spec: sourcev1.OCIRepositorySpec{URL: "oci://robot@registry.local/charts/postgres"}},
 		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Name: "local-oci", Namespace: "tenant"},
 			Spec: sourcev1.OCIRepositorySpec{URL: "oci://registry.local:5000/postgres:16@sha256:abc"}},
 	).Build()
@@ -69,6 +71,7 @@ func TestChartNameResolvesChartRef(t *testing.T) {
 		{"HelmChart spec.chart", withRef("HelmChart", "pg-chart", "cozy-system"), "postgres"},
 		{"OCIRepository URL's last element", withRef("OCIRepository", "pg-oci", "cozy-system"), "postgres"},
 		{"OCIRepository in the release's namespace, tag and digest dropped", withRef("OCIRepository", "local-oci", ""), "postgres"},
+		{"OCIRepository with a user in its URL", withRef("OCIRepository", "userinfo", "cozy-system"), "postgres"},
 		{"ExternalArtifact's name", withRef("ExternalArtifact", "postgres", "cozy-system"), "postgres"},
 	} {
 		got, err := ChartName(context.Background(), c, tc.hr)
