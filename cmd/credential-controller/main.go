@@ -126,15 +126,17 @@ func startAccessAPI(ctx context.Context, setup *manager.Setup, opts *accessapi.O
 // server serves, which its health check reports.
 func waitForDelegatedAuth(ctx context.Context, c client.Client) error {
 	key := client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: "extension-apiserver-authentication"}
-	logged := false
+	// Said at once, then every minute: a controller whose config/apiservice
+	// was never applied keeps saying why the access API does not serve.
+	var lastLog time.Time
 	return wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, key, &corev1.ConfigMap{})
 		if !apierrors.IsForbidden(err) {
 			return true, nil // allowed; any other error is the server's to report
 		}
-		if !logged {
+		if time.Since(lastLog) >= time.Minute {
 			ctrl.Log.WithName(credentials.ControllerName).Info("waiting for the access API's delegated-auth bindings (config/apiservice)", "reason", err.Error())
-			logged = true
+			lastLog = time.Now()
 		}
 		return false, nil
 	})

@@ -474,7 +474,7 @@ func (r *AccountSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			CreateFunc: func(e event.CreateEvent) bool { return false },
 			UpdateFunc: func(e event.UpdateEvent) bool { return false },
 		}))
-	return release.WatchChartSources(b, r.allSources).
+	return release.WatchChartSources(b, r.Client, r.allSources).
 		Named("accountsource").
 		Complete(r)
 }

@@ -76,7 +76,7 @@ func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr 
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	// A chart source's change can change which AccountSources select the
 	// releases whose chartRef names it, and so the names they reserve.
-	return release.WatchChartSources(b, r.accountsOfChartSource).
+	return release.WatchChartSources(b, r.Client, r.accountsOfChartSource).
 		Named("credentialaccount").
 		Complete(r.Shard.Gate(r, r.servesAccount))
 }

@@ -58,7 +58,7 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		)).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.requestsForSecret)).
 		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource))
-	return release.WatchChartSources(b, r.requestsForChartSource).
+	return release.WatchChartSources(b, r.Client, r.requestsForChartSource).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("trustanchor").
 		// The shard is judged in Reconcile, which reads the release anyway.

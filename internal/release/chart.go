@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	releasev1 "github.com/credo-dev/credo/api/release/v1alpha1"
 )
@@ -34,10 +35,18 @@ import (
 // WatchChartSources adds to b a watch of the source kinds a chartRef's
 // chart name is read from (HelmChart, OCIRepository), mapped by toRequests:
 // a change of a source's spec can change the chart name of the releases
-// whose chartRef names it (see Referring).
-func WatchChartSources(b *builder.Builder, toRequests handler.MapFunc) *builder.Builder {
+// whose chartRef names it (see Referring). A source no release's chartRef
+// names (such as the HelmChart helm-controller makes for every release
+// with a chart template) maps to nothing: c reads the releases.
+func WatchChartSources(b *builder.Builder, c client.Reader, toRequests handler.MapFunc) *builder.Builder {
+	referred := func(ctx context.Context, o client.Object) []reconcile.Request {
+		if keys, err := Referring(ctx, c, o); err == nil && len(keys) == 0 {
+			return nil
+		}
+		return toRequests(ctx, o)
+	}
 	for _, src := range []client.Object{&sourcev1.HelmChart{}, &sourcev1.OCIRepository{}} {
-		b = b.Watches(src, handler.EnqueueRequestsFromMapFunc(toRequests), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		b = b.Watches(src, handler.EnqueueRequestsFromMapFunc(referred), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
 	return b
 }
