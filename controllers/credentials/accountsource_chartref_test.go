@@ -44,6 +44,17 @@ func sourceReason(g Gomega, src *credv1.AccountSource, reason string) *credv1.Ac
 	return src
 }
 
+// selectChart narrows src to the releases of chart.
+func selectChart(g Gomega, src *credv1.AccountSource, chart string) {
+	g.Eventually(func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(src), src); err != nil {
+			return err
+		}
+		src.Spec.Chart = chart
+		return env.Client.Update(context.Background(), src)
+	}).Should(Succeed())
+}
+
 func TestASourceDerivesTheAccountsOfChartRefReleasesAndKeepsThemWhileTheChartIsUnresolved(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -51,13 +62,7 @@ func TestASourceDerivesTheAccountsOfChartRefReleasesAndKeepsThemWhileTheChartIsU
 	src := newPostgresUsersSource(t, "pg-"+ns, ns)
 	// By chart name, resolved through the OCIRepository the release's
 	// chartRef names in the platform namespace.
-	g.Eventually(func() error {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(src), src); err != nil {
-			return err
-		}
-		src.Spec.Chart = "postgres"
-		return env.Client.Update(ctx, src)
-	}).Should(Succeed())
+	selectChart(g, src, "postgres")
 	repo := env.NewOCIRepository(t, platform, "pg", "oci://ghcr.io/cozystack/charts/postgres")
 	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "pg", Namespace: platform},
 		map[string]string{"app": ns})
@@ -112,16 +117,9 @@ func TestTheShippedSourceDerivesTheAccountsOfAChartRefRelease(t *testing.T) {
 
 func TestATenantAccountRefusedWhileTheChartIsUnresolvedIsReleasedWhenItResolves(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
 	src := newPostgresUsersSource(t, "pg-"+ns, ns)
-	g.Eventually(func() error {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(src), src); err != nil {
-			return err
-		}
-		src.Spec.Chart = "postgres"
-		return env.Client.Update(ctx, src)
-	}).Should(Succeed())
+	selectChart(g, src, "postgres")
 	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "db", Namespace: platform},
 		map[string]string{"app": ns})
 

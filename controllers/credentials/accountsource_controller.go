@@ -474,7 +474,9 @@ func (r *AccountSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			CreateFunc: func(e event.CreateEvent) bool { return false },
 			UpdateFunc: func(e event.UpdateEvent) bool { return false },
 		}))
-	return release.WatchChartSources(b, r.Client, r.allSources).
+	return release.WatchChartSources(b, r.Client, func(ctx context.Context, _ []client.ObjectKey) []reconcile.Request {
+		return r.allSources(ctx, nil)
+	}).
 		Named("accountsource").
 		Complete(r)
 }

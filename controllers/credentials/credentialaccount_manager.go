@@ -76,7 +76,7 @@ func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr 
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	// A chart source's change can change which AccountSources select the
 	// releases whose chartRef names it, and so the names they reserve.
-	return release.WatchChartSources(b, r.Client, r.accountsOfChartSource).
+	return release.WatchChartSources(b, r.Client, r.accountsOfReleases).
 		Named("credentialaccount").
 		Complete(r.Shard.Gate(r, r.servesAccount))
 }
@@ -85,15 +85,10 @@ func (r *CredentialAccountReconciler) accountsOfRelease(ctx context.Context, o c
 	return r.accountsBy(ctx, o.GetNamespace(), accountReleaseIndex, o.GetName())
 }
 
-// accountsOfChartSource are the accounts of the releases whose chartRef
-// names the chart source o.
-func (r *CredentialAccountReconciler) accountsOfChartSource(ctx context.Context, o client.Object) []reconcile.Request {
-	keys, err := release.Referring(ctx, r.Client, o)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing the releases of a chart source", "source", client.ObjectKeyFromObject(o))
-	}
+// accountsOfReleases are the accounts of releases.
+func (r *CredentialAccountReconciler) accountsOfReleases(ctx context.Context, releases []client.ObjectKey) []reconcile.Request {
 	var reqs []reconcile.Request
-	for _, k := range keys {
+	for _, k := range releases {
 		reqs = append(reqs, r.accountsBy(ctx, k.Namespace, accountReleaseIndex, k.Name)...)
 	}
 	return reqs

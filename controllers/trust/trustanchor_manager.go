@@ -58,7 +58,7 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		)).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.requestsForSecret)).
 		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource))
-	return release.WatchChartSources(b, r.Client, r.requestsForChartSource).
+	return release.WatchChartSources(b, r.Client, requestsForReleases).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("trustanchor").
 		// The shard is judged in Reconcile, which reads the release anyway.
@@ -89,15 +89,11 @@ func (r *TrustAnchorReconciler) requestsForSecret(ctx context.Context, o client.
 	return reqs
 }
 
-// requestsForChartSource maps a chart source to the releases whose
-// chartRef names it: its change can change their chart name.
-func (r *TrustAnchorReconciler) requestsForChartSource(ctx context.Context, o client.Object) []reconcile.Request {
-	keys, err := release.Referring(ctx, r.Client, o)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing the releases of a chart source", "source", client.ObjectKeyFromObject(o))
-	}
-	reqs := make([]reconcile.Request, 0, len(keys))
-	for _, k := range keys {
+// requestsForReleases reconciles the releases whose chartRef names a
+// chart source that changed: their chart name may have.
+func requestsForReleases(_ context.Context, releases []client.ObjectKey) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(releases))
+	for _, k := range releases {
 		reqs = append(reqs, reconcile.Request{NamespacedName: k})
 	}
 	return reqs

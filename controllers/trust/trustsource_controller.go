@@ -170,7 +170,9 @@ func (r *TrustSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
 		Watches(&helmv2.HelmRelease{}, handler.EnqueueRequestsFromMapFunc(r.allTrustSources),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))
-	return release.WatchChartSources(b, r.Client, r.allTrustSources).Named("trustsource").
+	return release.WatchChartSources(b, r.Client, func(ctx context.Context, _ []client.ObjectKey) []reconcile.Request {
+		return r.allTrustSources(ctx, nil)
+	}).Named("trustsource").
 		Complete(r.Shard.Gate(r, r.Shard.ServesOwnLabels(r.Client, &trustv1.TrustSource{})))
 }
 

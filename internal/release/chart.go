@@ -23,6 +23,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -33,20 +34,27 @@ import (
 )
 
 // WatchChartSources adds to b a watch of the source kinds a chartRef's
-// chart name is read from (HelmChart, OCIRepository), mapped by toRequests:
-// a change of a source's spec can change the chart name of the releases
-// whose chartRef names it (see Referring). A source no release's chartRef
-// names (such as the HelmChart helm-controller makes for every release
-// with a chart template) maps to nothing: c reads the releases.
-func WatchChartSources(b *builder.Builder, c client.Reader, toRequests handler.MapFunc) *builder.Builder {
-	referred := func(ctx context.Context, o client.Object) []reconcile.Request {
-		if keys, err := Referring(ctx, c, o); err == nil && len(keys) == 0 {
+// chart name is read from (HelmChart, OCIRepository): a change of a
+// source's spec can change the chart name of the releases whose chartRef
+// names it, which toRequests maps to what to reconcile. A source no
+// release's chartRef names (such as the HelmChart helm-controller makes for
+// every release with a chart template) maps to nothing. c reads the
+// releases (see Referring).
+func WatchChartSources(b *builder.Builder, c client.Reader,
+	toRequests func(ctx context.Context, releases []client.ObjectKey) []reconcile.Request) *builder.Builder {
+	mapSource := func(ctx context.Context, o client.Object) []reconcile.Request {
+		keys, err := Referring(ctx, c, o)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing the releases of a chart source", "source", client.ObjectKeyFromObject(o))
 			return nil
 		}
-		return toRequests(ctx, o)
+		if len(keys) == 0 {
+			return nil
+		}
+		return toRequests(ctx, keys)
 	}
 	for _, src := range []client.Object{&sourcev1.HelmChart{}, &sourcev1.OCIRepository{}} {
-		b = b.Watches(src, handler.EnqueueRequestsFromMapFunc(referred), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		b = b.Watches(src, handler.EnqueueRequestsFromMapFunc(mapSource), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
 	return b
 }
@@ -73,6 +81,13 @@ func chartRefNamespace(hr *helmv2.HelmRelease) string {
 		return hr.Spec.ChartRef.Namespace
 	}
 	return hr.Namespace
+}
+
+// namesSource reports whether hr's chartRef names the source of kind and
+// name in namespace; an empty namespace matches any.
+func namesSource(hr *helmv2.HelmRelease, kind, name, namespace string) bool {
+	ref := hr.Spec.ChartRef
+	return ref != nil && ref.Kind == kind && ref.Name == name && (namespace == "" || chartRefNamespace(hr) == namespace)
 }
 
 // ChartName is the name of the chart hr installs: spec.chart.spec.chart;
@@ -153,8 +168,7 @@ func Referring(ctx context.Context, c client.Reader, source client.Object) ([]cl
 	var out []client.ObjectKey
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
-		if ref := hr.Spec.ChartRef; ref != nil && ref.Kind == kind && ref.Name == source.GetName() &&
-			chartRefNamespace(hr) == source.GetNamespace() {
+		if namesSource(hr, kind, source.GetName(), source.GetNamespace()) {
 			out = append(out, client.ObjectKeyFromObject(hr))
 		}
 	}

@@ -86,7 +86,7 @@ func (r Rule) Selects(ctx context.Context, c client.Reader, hr *helmv2.HelmRelea
 		return false, nil
 	case ns != nil && !ns.Matches(nsLabels):
 		return false, nil
-	case r.ChartRef != nil && !r.refersTo(hr):
+	case r.ChartRef != nil && !namesSource(hr, r.ChartRef.Kind, r.ChartRef.Name, r.ChartRef.Namespace):
 		return false, nil
 	case r.Chart == "":
 		return true, nil
@@ -96,13 +96,6 @@ func (r Rule) Selects(ctx context.Context, c client.Reader, hr *helmv2.HelmRelea
 		return false, err
 	}
 	return chart == r.Chart, nil
-}
-
-// refersTo reports whether hr's chartRef names the rule's ChartRef.
-func (r Rule) refersTo(hr *helmv2.HelmRelease) bool {
-	ref := hr.Spec.ChartRef
-	return ref != nil && ref.Kind == r.ChartRef.Kind && ref.Name == r.ChartRef.Name &&
-		(r.ChartRef.Namespace == "" || chartRefNamespace(hr) == r.ChartRef.Namespace)
 }
 
 func (r Rule) selectors() (rel, ns labels.Selector, err error) {

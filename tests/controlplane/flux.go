@@ -21,16 +21,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -247,48 +243,4 @@ func (e *Environment) ApplyFile(ctx context.Context, path, fieldOwner string) er
 			return fmt.Errorf("applying %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
 		}
 	}
-}
-
-// WaitReady waits until url (the process's readiness probe) answers 200 OK,
-// failing early when the process exits; the error carries the log's tail.
-func (c *Process) WaitReady(ctx context.Context, url string, timeout time.Duration) error {
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := c.FailIfExited(); err != nil {
-			return false, err
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s to be ready (log: %s): %w\n%s", c.name, c.LogPath(), err, c.Tail(20))
-	}
-	return nil
-}
-
-// Tail returns the last n lines of the process's log.
-func (c *Process) Tail(n int) string {
-	b, err := os.ReadFile(c.LogPath())
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// FreeAddr returns a loopback address with a port nobody listens on now.
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -26,8 +26,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -36,7 +34,6 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
@@ -229,10 +226,10 @@ func (e *Environment) Kubectl(ctx context.Context, args ...string) ([]byte, erro
 func (e *Environment) startController(ctx context.Context, name, binary string) (Controller, error) {
 	c := Controller{Name: name}
 	var err error
-	if c.MetricsAddr, err = freeAddr(); err != nil {
+	if c.MetricsAddr, err = controlplane.FreeAddr(); err != nil {
 		return c, err
 	}
-	if c.HealthAddr, err = freeAddr(); err != nil {
+	if c.HealthAddr, err = controlplane.FreeAddr(); err != nil {
 		return c, err
 	}
 	args := []string{"--metrics-addr=" + c.MetricsAddr, "--health-addr=" + c.HealthAddr, "--log-level=debug"}
@@ -251,7 +248,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 		// A restarted controller listens where agents know it.
 		addr := strings.TrimPrefix(e.EnrollmentURL, "https://")
 		if addr == "" {
-			if addr, err = freeAddr(); err != nil {
+			if addr, err = controlplane.FreeAddr(); err != nil {
 				return c, err
 			}
 			e.EnrollmentURL = "https://" + addr
@@ -263,20 +260,8 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 	if err != nil {
 		return c, err
 	}
-	url := "http://" + c.HealthAddr + "/readyz"
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := c.Process.FailIfExited(); err != nil {
-			return false, err
-		}
-		resp, err := http.Get(url) //nolint:gosec // loopback probe of our own process
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		return c, fmt.Errorf("waiting for %s to be ready (log: %s): %w\n%s", name, c.Process.LogPath(), err, tail(c.Process.LogPath(), 20))
+	if err := c.Process.WaitReady(ctx, "http://"+c.HealthAddr+"/readyz", time.Minute); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -313,31 +298,15 @@ const enrollmentController = "enrollment-controller"
 // install it: the embedded enrollment CA is published under it.
 const InstallRelease = "credo"
 
-// tail returns the last n lines of the file at path.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
+// freePort returns a loopback port nobody listens on now.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := controlplane.FreeAddr()
 	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("finding a free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+	return strconv.Atoi(port)
 }

@@ -19,16 +19,10 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,41 +37,9 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
 )
-
-// webhook is the endpoint of a generic Provider: it keeps every event
-// notification-controller posts.
-type webhook struct {
-	mu     sync.Mutex
-	events []eventv1beta1.Event
-	bodies [][]byte
-}
-
-func (h *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	var e eventv1beta1.Event
-	if err != nil || json.Unmarshal(body, &e) != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	h.mu.Lock()
-	h.events = append(h.events, e)
-	h.bodies = append(h.bodies, body)
-	h.mu.Unlock()
-}
-
-// received reports whether an event of reason about kind/name arrived.
-func (h *webhook) received(kind, name, reason string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, e := range h.events {
-		if e.Reason == reason && e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
-			return true
-		}
-	}
-	return false
-}
 
 // releaseWarnings are the Warnings provokeWarnings makes credo record,
 // by release.
@@ -140,7 +102,7 @@ func TestNotificationControllerDeliversReleaseWarnings(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "e2e-alerts-")
 
-	hook := &webhook{}
+	hook := &testenv.EventSink{}
 	srv := httptest.NewServer(hook)
 	t.Cleanup(srv.Close)
 	provider := &notificationv1.Provider{
@@ -164,19 +126,9 @@ func TestNotificationControllerDeliversReleaseWarnings(t *testing.T) {
 
 	for release, reason := range releaseWarnings {
 		for _, kind := range []string{helmv2.HelmReleaseKind, trustv1.TrustAnchorKind} {
-			g.Eventually(func() bool { return hook.received(kind, release, reason) }, 2*time.Minute, 250*time.Millisecond).
-				Should(BeTrue(), "notification-controller delivers %s on %s/%s to the webhook", reason, kind, release)
+			g.Eventually(func() *eventv1beta1.Event { return hook.Find(kind, release, reason) }, 2*time.Minute, 250*time.Millisecond).
+				ShouldNot(BeNil(), "notification-controller delivers %s on %s/%s to the webhook", reason, kind, release)
 		}
 	}
-	hook.mu.Lock()
-	defer hook.mu.Unlock()
-	for _, body := range hook.bodies {
-		g.Expect(bytes.Contains(body, []byte("PRIVATE KEY"))).To(BeFalse(), "no key in any payload")
-		for _, key := range keys {
-			lines := strings.Split(strings.TrimSpace(string(key)), "\n")
-			for _, line := range lines[1 : len(lines)-1] {
-				g.Expect(bytes.Contains(body, []byte(line))).To(BeFalse(), "no line of a key in any payload")
-			}
-		}
-	}
+	hook.ExpectNoKeyMaterial(g, keys...)
 }

@@ -17,16 +17,10 @@ limitations under the License.
 package flux
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,42 +35,6 @@ import (
 	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
 )
-
-// receiver speaks notification-controller's event API: it accepts POSTs of
-// an event JSON, decoded into the type notification-controller decodes.
-type receiver struct {
-	mu     sync.Mutex
-	events []eventv1beta1.Event
-	bodies [][]byte
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	var e eventv1beta1.Event
-	if err != nil || r.Method != http.MethodPost || json.Unmarshal(body, &e) != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	rc.events = append(rc.events, e)
-	rc.bodies = append(rc.bodies, body)
-	rc.mu.Unlock()
-	w.WriteHeader(http.StatusAccepted)
-}
-
-// find returns the first event of reason on an object of kind and every
-// body received.
-func (rc *receiver) find(kind, reason string) (*eventv1beta1.Event, [][]byte) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	for i := range rc.events {
-		if rc.events[i].Reason == reason && rc.events[i].InvolvedObject.Kind == kind {
-			e := rc.events[i]
-			return &e, append([][]byte(nil), rc.bodies...)
-		}
-	}
-	return nil, nil
-}
 
 // The acceptance test of credo's alerts: the real trust-controller, told
 // where notification-controller's event receiver is (--events-addr), meets
@@ -94,7 +52,7 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 	out, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
 
-	rc := &receiver{}
+	rc := &testenv.EventSink{}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	proc, err := env.StartProcess("trust-controller-events", bin, nil,
@@ -115,10 +73,9 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 	})).To(Succeed())
 
 	var got *eventv1beta1.Event
-	var bodies [][]byte
 	g.Eventually(func() *eventv1beta1.Event {
 		g.Expect(proc.FailIfExited()).To(Succeed())
-		got, bodies = rc.find(trustv1.TrustAnchorKind, trustv1.PrivateKeyDetectedReason)
+		got = rc.Find(trustv1.TrustAnchorKind, "", trustv1.PrivateKeyDetectedReason)
 		return got
 	}, 2*time.Minute, 250*time.Millisecond).ShouldNot(BeNil(), "a PrivateKeyDetected event reaches the receiver")
 
@@ -138,7 +95,7 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 	))
 	var onRelease *eventv1beta1.Event
 	g.Eventually(func() *eventv1beta1.Event {
-		onRelease, bodies = rc.find(helmv2.HelmReleaseKind, trustv1.PrivateKeyDetectedReason)
+		onRelease = rc.Find(helmv2.HelmReleaseKind, "", trustv1.PrivateKeyDetectedReason)
 		return onRelease
 	}, 30*time.Second, 250*time.Millisecond).ShouldNot(BeNil(), "the same Warning reaches the receiver on the HelmRelease")
 	g.Expect(onRelease.InvolvedObject.APIVersion).To(Equal(helmv2.GroupVersion.String()))
@@ -149,11 +106,5 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 	g.Expect(onRelease.Message).To(Equal(got.Message))
 	g.Expect(onRelease.Metadata).To(Equal(got.Metadata))
 
-	keyBody := strings.Split(strings.TrimSpace(string(key)), "\n")
-	for _, body := range bodies {
-		g.Expect(bytes.Contains(body, []byte("PRIVATE KEY"))).To(BeFalse(), "no key in any event posted")
-		for _, line := range keyBody[1 : len(keyBody)-1] {
-			g.Expect(bytes.Contains(body, []byte(line))).To(BeFalse(), "no line of the key in any event posted")
-		}
-	}
+	rc.ExpectNoKeyMaterial(g, key)
 }
