@@ -38,6 +38,9 @@ type Record struct {
 	// Rotate is, for a platform account, the spec.rotate value the stored
 	// password answers ("" records none). A tenant account's is left alone.
 	Rotate string
+	// MigratedRotation records that the migration rotated the password of a
+	// platform account the tenant could read (see migrated.go).
+	MigratedRotation bool
 }
 
 // FormatError is a verifier the account's format could not compute. It
@@ -127,6 +130,7 @@ func (w *Writer) record(next, cur *corev1.Secret, acct *credv1.CredentialAccount
 	a := next.GetAnnotations()
 	a[w.Keys.Origin] = string(rec.Origin)
 	a[w.Keys.History] = ParseHistory(cur.Annotations[w.Keys.History]).Append(rec.Origin, rec.By, w.now()).String()
+	w.Keys.markMigration(a, rec, w.now())
 	if acct.GetOwner() == credv1.OwnerPlatform {
 		setRotate(a, cur.Annotations, w.Keys.Rotate, rec.Rotate)
 	}
