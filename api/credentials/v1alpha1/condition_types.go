@@ -36,6 +36,70 @@ const (
 	DeliveryFailedCondition string = "DeliveryFailed"
 )
 
+// AppliedCondition is of positive polarity and does not affect Ready: True
+// only when every consumer of the account Secret credo observes (a
+// HelmRelease through its valuesFrom, a CloudNativePG Cluster's managed
+// role, a mariadb-operator User) is known to use the Secret's current
+// verifier; False when one is known not to (it failed, or cannot apply
+// it); Unknown otherwise, with a reason, never a guess. Its message names
+// the time of the change (status.lastChange) it reflects.
+const AppliedCondition string = "Applied"
+
+// Reasons of the Applied condition.
+const (
+	// ReleaseReconciledReason (Applied=True): helm-controller handled the
+	// reconcile credo requested after the Secret's current version, and the
+	// release is Ready with its latest values deployed.
+	ReleaseReconciledReason string = "ReleaseReconciled"
+
+	// ReleaseReconcilePendingReason (Applied=Unknown, or False while the
+	// release is suspended): helm-controller has not yet handled the
+	// reconcile credo requested after the Secret's current version.
+	ReleaseReconcilePendingReason string = "ReleaseReconcilePending"
+
+	// ReleaseFailedReason (Applied=False): helm-controller handled the
+	// requested reconcile and the release is not Ready; the message gives
+	// helm-controller's Ready reason.
+	ReleaseFailedReason string = "ReleaseFailed"
+
+	// RoleReconciledReason (Applied=True): the CloudNativePG Cluster reports
+	// the role reconciled with the Secret's current resourceVersion.
+	RoleReconciledReason string = "RoleReconciled"
+
+	// RolePendingReason (Applied=Unknown): the CloudNativePG Cluster has not
+	// reported the role reconciled with the Secret's current resourceVersion.
+	RolePendingReason string = "RolePending"
+
+	// RoleCannotReconcileReason (Applied=False): the CloudNativePG Cluster
+	// lists the role in status.managedRolesStatus.cannotReconcile; the
+	// message carries CloudNativePG's text, truncated.
+	RoleCannotReconcileReason string = "RoleCannotReconcile"
+
+	// UserReadyReason (Applied=True): the mariadb-operator User became Ready
+	// at or after the Secret's last change.
+	UserReadyReason string = "UserReady"
+
+	// UserNotReadyReason (Applied=False): the mariadb-operator User is not
+	// Ready.
+	UserNotReadyReason string = "UserNotReady"
+
+	// EngineDoesNotReportVersionReason (Applied=Unknown): the engine's
+	// operator reports no version of the Secret it applied: a
+	// mariadb-operator User that stayed Ready across the Secret's last
+	// change may or may not have applied it.
+	EngineDoesNotReportVersionReason string = "EngineDoesNotReportVersion"
+
+	// NotIssuedReason (Applied=Unknown): the account has no password yet
+	// (origin NotIssued); there is nothing to apply.
+	NotIssuedReason string = "NotIssued"
+
+	// EngineNotObservedReason (Applied=Unknown): nothing credo observes
+	// consumes the account Secret: no valuesFrom, and no CloudNativePG
+	// Cluster or mariadb-operator User referencing it (or their CRDs were
+	// not installed when the credential-controller started).
+	EngineNotObservedReason string = "EngineNotObserved"
+)
+
 // Reasons of the CredentialAccount conditions.
 const (
 	// UnknownFormatReason (FormatRefused): no built-in format has the name.

@@ -209,14 +209,31 @@ type Operation struct {
 	By string `json:"by"`
 }
 
+// AppliedRequest is a reconcile credo requested of a HelmRelease, through
+// its reconcile.fluxcd.io/requestedAt annotation, after the account
+// Secret changed.
+type AppliedRequest struct {
+	// token is the annotation's value: credo: and the time of the request.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Token string `json:"token"`
+
+	// secretResourceVersion is the account Secret's resourceVersion the
+	// request was made for.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	SecretResourceVersion string `json:"secretResourceVersion"`
+}
+
 // CredentialAccountStatus reports the account. It never holds a password or verifier.
 type CredentialAccountStatus struct {
 	// observedGeneration is the last generation reconciled.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions are Ready, Reconciling, Stalled and the negative-polarity
-	// conditions of condition_types.go.
+	// conditions are Ready, Reconciling, Stalled, the negative-polarity
+	// conditions of condition_types.go, and Applied (positive polarity,
+	// not part of Ready).
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
@@ -248,6 +265,18 @@ type CredentialAccountStatus struct {
 	// +optional
 	LastHandledRotate string `json:"lastHandledRotate,omitempty"`
 
+	// appliedChange is the last change of the password (lastChange) the
+	// Applied condition was True for: the engine is known to use the
+	// password of that change.
+	// +optional
+	AppliedChange *metav1.Time `json:"appliedChange,omitempty"`
+
+	// appliedRequest is the reconcile credo last requested of the release
+	// of an account delivered through valuesFrom, and the account Secret's
+	// resourceVersion it was requested for.
+	// +optional
+	AppliedRequest *AppliedRequest `json:"appliedRequest,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -264,6 +293,8 @@ type CredentialAccountStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Applied",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].status`,priority=1
+// +kubebuilder:printcolumn:name="Applied Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`,priority=1
 
 // CredentialAccount declares one database or service account of one
 // release. credo keeps its Secret holding only what the engine needs.
