@@ -20,16 +20,29 @@ limitations under the License.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/credo-dev/credo/internal/migrate"
 )
 
 func main() {
 	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "kubectl-credo:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the exit status err ends the command with: 2
+// (migrate.ExitSkipped) when migrate left releases skipped, 1 otherwise.
+func exitCode(err error) int {
+	var skipped *migrate.SkippedError
+	if errors.As(err, &skipped) {
+		return skipped.ExitCode()
+	}
+	return 1
 }
 
 const usage = `kubectl credo: credo's kubectl plugin
@@ -44,6 +57,9 @@ Commands:
   token create <policy>    mint a join token of an EnrollmentPolicy and print it once
   token revoke <id>        revoke a join token: it enrolls nothing further
   token list               list the join tokens of a namespace with their uses
+  migrate [-n ns | -A]     adopt chart-rendered <release>-credentials: carry tenant passwords over
+                           as verifiers (Migrated, previously exposed), rotate exposed platform
+                           ones; a dry run unless --apply; exit status 2 while releases are skipped
 
 Every command but hash uses your kubeconfig (--kubeconfig, --context, -n, ... as kubectl).
 mint and revoke expect the account Secret's version they read from the account view first, and
@@ -68,6 +84,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return token(args[1:], stdout)
 	case "ca":
 		return ca(args[1:], stdout)
+	case "migrate":
+		return migrate.Command(args[1:], stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err

@@ -1,0 +1,172 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package migrate
+
+import (
+	"errors"
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/verifier"
+)
+
+// Action is what the migration does to one account.
+type Action string
+
+const (
+	// ActionMigrate carries the chart's password of a tenant account over.
+	ActionMigrate Action = "migrate"
+	// ActionRotate gives a platform account a new password.
+	ActionRotate Action = "rotate"
+	// ActionSkip leaves the account as it is.
+	ActionSkip Action = "skip"
+)
+
+// Step is the migration of one account. It holds no password.
+type Step struct {
+	// Account is the CredentialAccount's name.
+	Account string
+	// Username is the account's username: the key of <release>-credentials.
+	Username string
+	// Owner is tenant or platform.
+	Owner credv1.AccountOwner
+	// Action is what is done.
+	Action Action
+	// Reason says why (a constant of reasons.go).
+	Reason string
+
+	acct   *credv1.CredentialAccount
+	secret *corev1.Secret
+	format verifier.Format
+}
+
+// Skip is why a release is skipped: a reason of reasons.go and a message
+// naming objects and keys, never a value.
+type Skip struct {
+	Reason  string
+	Message string
+}
+
+// Release is the migration of one HelmRelease's accounts.
+type Release struct {
+	Namespace string
+	Name      string
+	// Steps are the accounts, by name; empty when the release is skipped
+	// before its accounts were looked at.
+	Steps []Step
+	// Skip is set when the release is skipped: nothing of it is written.
+	Skip *Skip
+}
+
+// Key is the release's key in the report ConfigMap: <namespace>.<release>.
+func (r *Release) Key() string { return r.Namespace + "." + r.Name }
+
+// state is what the plan of one release is made from, as read.
+type state struct {
+	namespace, name string
+	// hr is the HelmRelease; nil when there is none.
+	hr *helmv2.HelmRelease
+	// credentialsName is <release>-credentials; credentials is that Secret,
+	// nil when there is none.
+	credentialsName string
+	credentials     *corev1.Secret
+	// accounts are the release's CredentialAccounts, by name, and secrets
+	// their account Secrets by account name (nil: none).
+	accounts []*credv1.CredentialAccount
+	secrets  map[string]*corev1.Secret
+}
+
+// plan decides what to do with one release. It reads nothing and writes
+// nothing: every decision of the migration is here.
+func plan(keys account.Keys, st state) Release {
+	r := Release{Namespace: st.namespace, Name: st.name}
+	skip := func(reason, format string, args ...any) Release {
+		r.Steps, r.Skip = nil, &Skip{Reason: reason, Message: fmt.Sprintf(format, args...)}
+		return r
+	}
+	switch {
+	case st.hr == nil:
+		return skip(HelmReleaseNotFoundReason, "HelmRelease %s/%s not found; %d CredentialAccount(s) name it", st.namespace, st.name, len(st.accounts))
+	case st.hr.Spec.Suspend:
+		return skip(SuspendedReason, "HelmRelease %s/%s is suspended", st.namespace, st.name)
+	case !ready(st.hr):
+		return skip(NotReadyReason, "HelmRelease %s/%s is not Ready on its current generation", st.namespace, st.name)
+	case st.credentials == nil:
+		return skip(CredentialsMissingReason, "Secret %s/%s not found", st.namespace, st.credentialsName)
+	}
+	for _, acct := range st.accounts {
+		step := Step{Account: acct.Name, Username: acct.Spec.Username, Owner: acct.GetOwner(), acct: acct}
+		f, err := format(acct)
+		if err != nil {
+			return skip(FormatRefusedReason, "CredentialAccount %s: %v", acct.Name, err)
+		}
+		step.format = f
+		s := st.secrets[acct.Name]
+		if s == nil {
+			return skip(AccountSecretMissingReason, "the Secret %s of CredentialAccount %s does not exist yet; the controller creates it", acct.SecretName(), acct.Name)
+		}
+		if err := keys.Guard(s, acct, false); err != nil {
+			return skip(AccountSecretForeignReason, "Secret %s of CredentialAccount %s: %v", s.Name, acct.Name, err)
+		}
+		step.secret = s
+		password, exposed := st.credentials.Data[acct.Spec.Username]
+		origin := credv1.Origin(s.Annotations[keys.Origin])
+		switch {
+		case step.Owner == credv1.OwnerPlatform && !exposed:
+			step.Action, step.Reason = ActionSkip, NotExposedReason
+		case step.Owner == credv1.OwnerPlatform && s.Annotations[keys.MigratedRotation()] != "":
+			step.Action, step.Reason = ActionSkip, AlreadyRotatedReason
+		case step.Owner == credv1.OwnerPlatform:
+			step.Action, step.Reason = ActionRotate, ExposedReason
+		case origin == credv1.OriginMinted || origin == credv1.OriginRevoked:
+			step.Action, step.Reason = ActionSkip, NewerPasswordReason
+		case !exposed:
+			return skip(KeyMissingReason, "Secret %s/%s has no key %q for CredentialAccount %s", st.namespace, st.credentialsName, acct.Spec.Username, acct.Name)
+		case origin == credv1.OriginMigrated && verifier.Matches(f, acct.Spec.Username, string(password), string(s.Data[credv1.PasswordKey])):
+			step.Action, step.Reason = ActionSkip, UpToDateReason
+		case origin == credv1.OriginMigrated:
+			step.Action, step.Reason = ActionMigrate, ChangedSinceMigrationReason
+		default:
+			step.Action, step.Reason = ActionMigrate, CarryOverReason
+		}
+		r.Steps = append(r.Steps, step)
+	}
+	return r
+}
+
+// ready reports whether hr's last reconciliation of its current generation
+// succeeded.
+func ready(hr *helmv2.HelmRelease) bool {
+	return conditions.IsReady(hr) && hr.Status.ObservedGeneration == hr.Generation
+}
+
+// format returns acct's built-in verifier format, or why it has none.
+func format(acct *credv1.CredentialAccount) (verifier.Format, error) {
+	if acct.GetFormatKind() != credv1.FormatBuiltIn {
+		return nil, fmt.Errorf("format kind %s is not supported", acct.GetFormatKind())
+	}
+	f, err := verifier.Lookup(acct.Spec.Format.Name)
+	if err != nil {
+		return nil, errors.New("format " + acct.Spec.Format.Name + " is not a built-in format")
+	}
+	return f, nil
+}

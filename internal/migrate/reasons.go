@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package migrate
+
+// Reasons a release is skipped. A skipped release is written nothing, and
+// is listed in the report ConfigMap until a run migrates it.
+const (
+	// HelmReleaseNotFoundReason: CredentialAccounts name a release that has
+	// no HelmRelease.
+	HelmReleaseNotFoundReason = "HelmReleaseNotFound"
+	// SuspendedReason: the HelmRelease is suspended; its values would not
+	// reach the engine, so nothing is changed under it.
+	SuspendedReason = "Suspended"
+	// NotReadyReason: the HelmRelease is not Ready; it is migrated once its
+	// last reconciliation succeeded.
+	NotReadyReason = "NotReady"
+	// CredentialsMissingReason: the release has no <release>-credentials
+	// Secret to carry passwords over from.
+	CredentialsMissingReason = "CredentialsMissing"
+	// KeyMissingReason: a tenant account that still needs its password
+	// carried over has no key of its username in <release>-credentials.
+	KeyMissingReason = "KeyMissing"
+	// AccountSecretMissingReason: the controller has not created an
+	// account's Secret yet; the migration never creates one.
+	AccountSecretMissingReason = "AccountSecretMissing"
+	// AccountSecretForeignReason: an account's Secret was not written by
+	// credo, or does not carry the account's identity; it is never written.
+	AccountSecretForeignReason = "AccountSecretForeign"
+	// FormatRefusedReason: an account's format is not one credo computes.
+	FormatRefusedReason = "FormatRefused"
+	// WriteFailedReason: a write failed (a conflict with a concurrent
+	// write, a refusal by the API server); the run can be repeated.
+	WriteFailedReason = "WriteFailed"
+)
+
+// Reasons an account is left as it is within a release that is not
+// skipped.
+const (
+	// UpToDateReason: the account Secret already holds the verifier of the
+	// chart's password, with origin Migrated.
+	UpToDateReason = "UpToDate"
+	// NewerPasswordReason: the account was minted or revoked: its password
+	// is newer than the chart's and is never overwritten by it.
+	NewerPasswordReason = "NewerPassword"
+	// AlreadyRotatedReason: the migration rotated this platform account
+	// before.
+	AlreadyRotatedReason = "AlreadyRotated"
+	// NotExposedReason: the platform account's username is not a key of
+	// <release>-credentials; the tenant could not read its password there.
+	NotExposedReason = "NotExposed"
+)
+
+// Reasons an account is written.
+const (
+	// CarryOverReason: a tenant account's Secret gets the verifier of the
+	// chart's password, origin Migrated, marked previously exposed.
+	CarryOverReason = "CarryOver"
+	// ChangedSinceMigrationReason: the chart's password changed since a
+	// previous run carried it over; the new one is carried over.
+	ChangedSinceMigrationReason = "ChangedSinceMigration"
+	// ExposedReason: a platform account's password was readable in
+	// <release>-credentials; it is rotated once.
+	ExposedReason = "Exposed"
+)
