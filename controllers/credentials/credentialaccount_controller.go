@@ -47,9 +47,12 @@ import (
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts/status,verbs=get;patch
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=patch
 
-// CredentialFinalizer removes what an account leaves behind: its Secret,
-// its valuesFrom entry and a platform account's kept password.
-const CredentialFinalizer = "credentials.credo.dev/finalizer"
+// LegacyFinalizer is the finalizer earlier versions put on every
+// CredentialAccount. None is put any more: a finalizer in a tenant
+// namespace wedges its deletion in Terminating while the controller is
+// down. What an account leaves behind is swept instead (sweep.go); the
+// controller removes this one wherever it finds it.
+const LegacyFinalizer = "credentials.credo.dev/finalizer"
 
 // eventActionAccount is the action of every credential-controller event.
 const eventActionAccount = "Account"
@@ -91,9 +94,11 @@ func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		Client:    r.Client,
 		Metrics:   r.Metrics,
 		Summary:   credentialAccountSummary,
-		Finalize:  r.finalize,
+		// Gone: what it left behind is swept now, not at the next sweep.
+		Missing:   func(ctx context.Context) error { return r.sweepAccount(ctx, req.NamespacedName) },
+		Finalize:  r.dropLegacyFinalizer,
 		Suspended: func(acct *credv1.CredentialAccount) bool { return acct.Spec.Suspend },
-		Prepare:   r.addFinalizer,
+		Prepare:   r.dropLegacyFinalizer,
 		Observed:  func(acct *credv1.CredentialAccount) int64 { return acct.Status.ObservedGeneration },
 		Reconcile: func(ctx context.Context, acct *credv1.CredentialAccount) (ctrl.Result, error) {
 			return ctrl.Result{}, r.reconcileAccount(ctx, acct)
@@ -101,15 +106,15 @@ func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	})
 }
 
-// addFinalizer adds the finalizer before anything is written for acct.
-func (r *CredentialAccountReconciler) addFinalizer(ctx context.Context, acct *credv1.CredentialAccount) error {
-	if !needsFinalizer(acct) || controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
+// dropLegacyFinalizer removes the finalizer an earlier version put on acct.
+func (r *CredentialAccountReconciler) dropLegacyFinalizer(ctx context.Context, acct *credv1.CredentialAccount) error {
+	if !controllerutil.ContainsFinalizer(acct, LegacyFinalizer) {
 		return nil
 	}
 	before := acct.DeepCopy()
-	controllerutil.AddFinalizer(acct, CredentialFinalizer)
+	controllerutil.RemoveFinalizer(acct, LegacyFinalizer)
 	if err := r.Patch(ctx, acct, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("adding finalizer: %w", err)
+		return fmt.Errorf("removing the finalizer %s: %w", LegacyFinalizer, err)
 	}
 	return nil
 }
@@ -318,29 +323,4 @@ func (r *CredentialAccountReconciler) fail(ev reconciler.Events, acct *credv1.Cr
 // (nil when it is not read).
 func (r *CredentialAccountReconciler) events(hr *helmv2.HelmRelease) reconciler.Events {
 	return reconciler.Events{Recorder: r.EventRecorder, Action: eventActionAccount, Release: hr}
-}
-
-// needsFinalizer: every account cleans up after itself. (Its Secret also
-// goes with the HelmRelease, by garbage collection.)
-func needsFinalizer(*credv1.CredentialAccount) bool { return true }
-
-// finalize removes the account's valuesFrom entry, its Secret and a platform
-// account's kept password, each only when it carries the account's UID: an account removed from
-// Git or from a values map leaves no credential behind.
-func (r *CredentialAccountReconciler) finalize(ctx context.Context, acct *credv1.CredentialAccount) error {
-	if !controllerutil.ContainsFinalizer(acct, CredentialFinalizer) {
-		return nil
-	}
-	if err := r.removeValues(ctx, acct); err != nil {
-		return err
-	}
-	if err := r.writer().Delete(ctx, acct); err != nil {
-		return err
-	}
-	if err := r.writer().DeleteKept(ctx, acct); err != nil {
-		return err
-	}
-	before := acct.DeepCopy()
-	controllerutil.RemoveFinalizer(acct, CredentialFinalizer)
-	return r.Patch(ctx, acct, client.MergeFrom(before))
 }

@@ -58,9 +58,19 @@ func (r *CredentialAccountReconciler) writer() *account.Writer {
 // or one that belongs to another account, is never written.
 func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format) (*corev1.Secret, error) {
 	w := r.writer()
+	if acct.GetOwner() == credv1.OwnerPlatform {
+		b, err := r.binding(ctx, acct, hr)
+		if err != nil {
+			return nil, err
+		}
+		w.Binding = b
+	}
 	cur, err := w.Read(ctx, acct)
 	if err != nil {
 		return nil, err
+	}
+	if cur != nil && account.ManagedByCredo(cur) && r.AccountKeys.OfEarlierRelease(cur, hr) {
+		return nil, r.dropEarlier(ctx, w, acct, hr, cur)
 	}
 	if cur == nil {
 		s, err := w.Create(ctx, acct, hr, f, controllerIdentity)
@@ -95,6 +105,19 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 		}
 	}
 	return w.SetMetadata(ctx, acct, hr, cur)
+}
+
+// dropEarlier deletes the account Secret cur that credo made for an
+// earlier HelmRelease of hr's name (the application was deleted and made
+// again, or the Secret was orphaned): no password, verifier or record of
+// the earlier application carries over. It is made again once it is gone.
+func (r *CredentialAccountReconciler) dropEarlier(ctx context.Context, w *account.Writer, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret) error {
+	if _, err := w.DeleteRecord(ctx, cur); err != nil {
+		return err
+	}
+	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.EarlierReleaseSecretReason, eventActionAccount,
+		"deleted Secret %s, made for an earlier HelmRelease %s; it is made again for this one", cur.Name, hr.Name)
+	return reconciler.NewWaiting(credv1.SecretDeletingReason, "Secret %s was made for an earlier HelmRelease %s; it is made again once it is gone", cur.Name, hr.Name)
 }
 
 // created reports the outcome of the writer's create of acct's Secret s:

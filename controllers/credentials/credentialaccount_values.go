@@ -121,16 +121,24 @@ func sameOperation(a, b *credv1.Operation) bool {
 }
 
 // removeValues drops the account's entry (any entry naming its Secret and
-// key) from the HelmRelease, for a deleted account.
+// key) from the HelmRelease, for an account that no longer asks for it.
 func (r *CredentialAccountReconciler) removeValues(ctx context.Context, acct *credv1.CredentialAccount) error {
+	return r.dropValuesEntry(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, acct.SecretName())
+}
+
+// dropValuesEntry drops the entries naming the account Secret secret from
+// the valuesFrom of the HelmRelease key, unless Git owns them or the
+// release is gone or going.
+func (r *CredentialAccountReconciler) dropValuesEntry(ctx context.Context, key client.ObjectKey, secret string) error {
 	var hr helmv2.HelmRelease
-	if err := r.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, &hr); err != nil {
+	if err := r.Get(ctx, key, &hr); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	want := helmv2.ValuesReference{Kind: "Secret", Name: acct.SecretName(), ValuesKey: credv1.PasswordKey}
-	if len(withoutAccount(hr.Spec.ValuesFrom, want)) == len(hr.Spec.ValuesFrom) {
+	want := helmv2.ValuesReference{Kind: "Secret", Name: secret, ValuesKey: credv1.PasswordKey}
+	if !hr.DeletionTimestamp.IsZero() || len(withoutAccount(hr.Spec.ValuesFrom, want)) == len(hr.Spec.ValuesFrom) {
 		return nil
 	}
+
 	for _, l := range gitOpsOwnerLabels {
 		if _, ok := hr.Labels[l]; ok {
 			// Git owns the entry; an edit would be reverted.

@@ -19,6 +19,7 @@ package credentials
 import (
 	"context"
 	"fmt"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
@@ -44,6 +45,10 @@ type Options struct {
 	AnnotationDomain string
 	// PlatformNamespace keeps the passwords of platform accounts.
 	PlatformNamespace string
+	// SweepInterval is how often every account Secret and kept password is
+	// checked for a deleted account, namespace or release (sweep.go);
+	// DefaultSweepInterval when zero.
+	SweepInterval time.Duration
 }
 
 // BindFlags binds the options to fs with their defaults.
@@ -52,6 +57,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"The domain of the account Secret annotations <domain>/origin and <domain>/history.")
 	fs.StringVar(&o.PlatformNamespace, "platform-namespace", "credo-system",
 		"The namespace, readable by no tenant, where the passwords of platform accounts are kept.")
+	fs.DurationVar(&o.SweepInterval, "sweep-interval", DefaultSweepInterval,
+		"How often account Secrets and kept platform passwords are checked for a deleted account, tenant namespace or HelmRelease (also at start-up).")
 }
 
 // NewScheme returns the kinds the credential-controller reads and writes;
@@ -81,13 +88,20 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
 		EventRecorder:     s.Recorder,
-		Metrics:           fluxcontroller.NewMetrics(mgr, s.Metrics, CredentialFinalizer),
+		Metrics:           fluxcontroller.NewMetrics(mgr, s.Metrics),
 		AccountKeys:       NewAccountKeys(o.AnnotationDomain),
 		PlatformNamespace: o.PlatformNamespace,
 		Shard:             s.Shard,
 	}
 	if err := accounts.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the CredentialAccount controller: %w", err)
+	}
+	interval := o.SweepInterval
+	if interval <= 0 {
+		interval = DefaultSweepInterval
+	}
+	if err := mgr.Add(sweepLoop{r: accounts, interval: interval}); err != nil {
+		return fmt.Errorf("setting up the sweep: %w", err)
 	}
 	sources := &AccountSourceReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard,

@@ -36,11 +36,12 @@ func ShardedObjects() []client.Object {
 // servesAccount reports whether the request's CredentialAccount is this
 // shard's to reconcile: it is in the cache, and its release is too or
 // exists in no shard. An account whose release is in another shard is
-// handed over to it.
+// handed over to it. A request for an account not in the cache (deleted:
+// only this shard saw it go) is served, to sweep what it left.
 func (r *CredentialAccountReconciler) servesAccount(ctx context.Context, req ctrl.Request) (bool, error) {
 	var acct credv1.CredentialAccount
 	if err := r.Get(ctx, req.NamespacedName, &acct); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	}
 	key := client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}
 	if err := r.Get(ctx, key, &helmv2.HelmRelease{}); !apierrors.IsNotFound(err) {

@@ -138,10 +138,20 @@ type Keys struct {
 	// was last rotated for, on the Secret itself, so a stale cache can never
 	// rotate twice for one request.
 	Rotate string
+	// NamespaceUID label binds a kept platform password to the UID of the
+	// tenant namespace of its account (binding.go).
+	NamespaceUID string
+	// ReleaseUID label binds an account Secret and a kept platform password
+	// to the UID of the HelmRelease they were made for (binding.go).
+	ReleaseUID string
+	// Release annotation names, as <namespace>/<name>, the HelmRelease a
+	// kept platform password is bound to.
+	Release string
 }
 
 // NewKeys returns the keys under domain.
 func NewKeys(domain string) Keys {
 	return Keys{Origin: domain + "/origin", History: domain + "/history", Account: domain + "/account",
-		AccountUID: domain + "/account-uid", Rotate: domain + "/rotate"}
+		AccountUID: domain + "/account-uid", Rotate: domain + "/rotate",
+		NamespaceUID: domain + "/namespace-uid", ReleaseUID: domain + "/release-uid", Release: domain + "/release"}
 }

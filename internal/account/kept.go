@@ -45,6 +45,11 @@ func (w *Writer) ReadKept(ctx context.Context, acct *credv1.CredentialAccount) (
 	if err := w.Keys.keptGuard(kept, acct); err != nil {
 		return nil, err
 	}
+	if w.Binding != nil && w.Keys.earlierBinding(kept, w.Binding) {
+		// The application was deleted and made again under its name: its
+		// password is never the earlier one's.
+		return nil, w.deleteVersion(ctx, kept)
+	}
 	return kept, nil
 }
 
@@ -94,6 +99,9 @@ func (w *Writer) Keep(ctx context.Context, acct *credv1.CredentialAccount, passw
 // there is none), everything a kept password holds.
 func (w *Writer) keptContent(s, cur *corev1.Secret, acct *credv1.CredentialAccount, password, rotate string) {
 	w.Keys.Stamp(s, acct.UID)
+	if w.Binding != nil {
+		w.Keys.stampBinding(s, w.Binding)
+	}
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}
@@ -145,9 +153,12 @@ func (w *Writer) KeptOf(ctx context.Context, acct *credv1.CredentialAccount, kep
 	k := Kept{Password: string(kept.Data[credv1.PasswordKey]), Rotate: kept.Annotations[w.Keys.Rotate]}
 	if !w.Keys.Claimed(kept) {
 		k.Rotate = legacy
-		if err := w.Keep(ctx, acct, k.Password, k.Rotate); err != nil {
-			return Kept{}, err
-		}
+	} else if w.Binding == nil || w.Keys.boundTo(kept, w.Binding) {
+		return k, nil
+	}
+	// Written before the UID (or the binding) was recorded there.
+	if err := w.Keep(ctx, acct, k.Password, k.Rotate); err != nil {
+		return Kept{}, err
 	}
 	return k, nil
 }
@@ -163,8 +174,29 @@ func (w *Writer) DeleteKept(ctx context.Context, acct *credv1.CredentialAccount)
 	if err != nil || kept == nil || !w.Keys.BelongsTo(kept, acct.UID) {
 		return err
 	}
-	if err := w.Client.Delete(ctx, kept, client.Preconditions{UID: &kept.UID}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting the kept platform password: %w", err)
+	return w.deleteVersion(ctx, kept)
+}
+
+// deleteVersion deletes the Secret kept (a kept password, or a record the
+// sweep found), as read: a Secret replaced or written since (another UID or
+// resourceVersion) is left alone.
+func (w *Writer) deleteVersion(ctx context.Context, kept metav1.Object) error {
+	uid, rv := kept.GetUID(), kept.GetResourceVersion()
+	obj := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kept.GetNamespace(), Name: kept.GetName()}}
+	if err := w.Client.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Secret %s/%s: %w", kept.GetNamespace(), kept.GetName(), err)
 	}
 	return nil
+}
+
+// DeleteRecord deletes a record the sweep found orphaned (its account,
+// namespace or release gone): an account Secret or a kept password, read
+// as metadata with its managed fields. Only one credo wrote and that
+// carries the account label, and only the version read; deleted reports
+// whether it was one.
+func (w *Writer) DeleteRecord(ctx context.Context, s metav1.Object) (deleted bool, err error) {
+	if _, labelled := s.GetLabels()[w.Keys.Account]; !labelled || !ManagedByCredo(s) {
+		return false, nil
+	}
+	return true, w.deleteVersion(ctx, s)
 }

@@ -152,6 +152,7 @@ func (k Keys) stampMetadata(s *corev1.Secret, acct *credv1.CredentialAccount, hr
 		s.Labels[key] = v
 	}
 	s.Labels[k.Account] = LabelValue(acct.Name)
+	s.Labels[k.ReleaseUID] = string(hr.UID)
 	if acct.Spec.ValuesFrom != nil {
 		s.Labels[HelmWatchLabel] = "Enabled"
 	}

@@ -102,6 +102,10 @@ type Writer struct {
 	PlatformNamespace string
 	// Now returns the time of the operations recorded; time.Now when nil.
 	Now func() time.Time
+	// Binding, when set, is the tenant namespace and release the kept
+	// passwords written are bound to (binding.go); a kept password bound to
+	// another is of an earlier application, and is deleted, never read.
+	Binding *Binding
 }
 
 // Read returns the account Secret of acct, read uncached; nil, without

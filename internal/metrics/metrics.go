@@ -77,6 +77,10 @@ var (
 		Name: "credo_credential_verifiers_tampered_total",
 		Help: "Platform account verifiers found not to match the password credo keeps, and repaired from it.",
 	}, []string{labelNamespace})
+	recordsSwept = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_credential_records_swept_total",
+		Help: "Account Secrets and kept platform passwords deleted by the sweep, by tenant namespace and why (AccountDeleted, NamespaceDeleted, ReleaseDeleted).",
+	}, []string{labelNamespace, labelReason})
 	mints = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "credo_access_mints_total",
 		Help: "Passwords minted through the access API (each mint of an issued account is a rotation).",
@@ -108,7 +112,7 @@ var (
 func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		projectionsWritten, keysRefused, trustCollisions,
-		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered,
+		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered, recordsSwept,
 		mints, revocations, accessRefused,
 		enrollments, renewals, enrollmentRefused,
 	}
@@ -138,6 +142,22 @@ func AccountCollision(namespace string) { accountCollisions.WithLabelValues(name
 
 // VerifierTampered counts a platform account verifier repaired from the kept password.
 func VerifierTampered(namespace string) { verifiersTampered.WithLabelValues(namespace).Inc() }
+
+// Why the credential-controller's sweep deletes a record (an account
+// Secret, a platform account's kept password).
+const (
+	// SweptAccountDeleted: its CredentialAccount is gone.
+	SweptAccountDeleted = "AccountDeleted"
+	// SweptNamespaceDeleted: the tenant namespace it was bound to is gone.
+	SweptNamespaceDeleted = "NamespaceDeleted"
+	// SweptReleaseDeleted: the HelmRelease it was bound to is gone.
+	SweptReleaseDeleted = "ReleaseDeleted"
+)
+
+// RecordSwept counts a record of the tenant namespace deleted by the sweep
+// for reason (SweptAccountDeleted, SweptNamespaceDeleted,
+// SweptReleaseDeleted).
+func RecordSwept(namespace, reason string) { recordsSwept.WithLabelValues(namespace, reason).Inc() }
 
 // Minted counts a password minted through the access API.
 func Minted(namespace string) { mints.WithLabelValues(namespace).Inc() }

@@ -179,6 +179,12 @@ const (
 	// ValuesFromUpdatedReason (Normal): the HelmRelease's valuesFrom gained
 	// or lost the account's entry.
 	ValuesFromUpdatedReason string = "ValuesFromUpdated"
+
+	// EarlierReleaseSecretReason (Normal): the Secret at the account's name
+	// was made by credo for an earlier HelmRelease of the release's name
+	// (the application was deleted and made again); it was deleted, and is
+	// made again, so nothing of the earlier application carries over.
+	EarlierReleaseSecretReason string = "EarlierReleaseSecret"
 )
 
 // Reasons of the AccountSource conditions.
