@@ -94,7 +94,6 @@ func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		Client:    r.Client,
 		Metrics:   r.Metrics,
 		Summary:   credentialAccountSummary,
-		// Gone: what it left behind is swept now, not at the next sweep.
 		Missing:   func(ctx context.Context) error { return r.sweepAccount(ctx, req.NamespacedName) },
 		Finalize:  r.dropLegacyFinalizer,
 		Suspended: func(acct *credv1.CredentialAccount) bool { return acct.Spec.Suspend },

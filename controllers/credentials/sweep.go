@@ -282,4 +282,3 @@ func (r *CredentialAccountReconciler) binding(ctx context.Context, acct *credv1.
 	}
 	return account.NewBinding(ns.UID, hr), nil
 }
-
