@@ -65,6 +65,9 @@ var credentialAccountSummary = reconciler.Summary{
 		credv1.SecretFailedCondition,
 		credv1.DeliveryFailedCondition,
 	},
+	// Applied says whether the engine uses the current verifier; it is no
+	// part of Ready.
+	Informational: []string{credv1.AppliedCondition},
 }
 
 // CredentialAccountReconciler keeps each account's Secret: created
@@ -86,6 +89,9 @@ type CredentialAccountReconciler struct {
 	Shard shard.Shard
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
+
+	// engines are the operator kinds observed for the Applied condition.
+	engines appliedEngines
 }
 
 // Reconcile reconciles one CredentialAccount.
@@ -118,7 +124,7 @@ func (r *CredentialAccountReconciler) dropLegacyFinalizer(ctx context.Context, a
 	return nil
 }
 
-func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) error {
+func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) (err error) {
 	// The release is read first, so that every Warning is recorded on it
 	// too; a missing release is reported after a refused format.
 	hr := &helmv2.HelmRelease{}
@@ -126,6 +132,12 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 	if hrErr != nil {
 		hr = nil
 	}
+	var secret *corev1.Secret
+	defer func() {
+		if appliedErr := r.reconcileApplied(ctx, acct, hr, secret); err == nil {
+			err = appliedErr
+		}
+	}()
 	ev := r.events(hr)
 	f, err := r.format(acct)
 	if err != nil {
@@ -150,7 +162,7 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 	if err := r.checkReserved(ctx, acct, hr); err != nil {
 		return r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
-	secret, err := r.ensureSecret(ctx, acct, hr, f)
+	secret, err = r.ensureSecret(ctx, acct, hr, f)
 	if err != nil {
 		if reconciler.ReasonOf(err) == meta.FailedReason {
 			err = &reconciler.Generic{Reason: credv1.WriteFailedReason, Err: err}

@@ -74,6 +74,7 @@ func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr 
 		// A platform entry reserving a name, or no longer reserving it.
 		Watches(&credv1.AccountSource{}, handler.EnqueueRequestsFromMapFunc(r.accountsInCollision),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	b = r.watchApplied(b, mgr)
 	// A chart source's change can change which AccountSources select the
 	// releases whose chartRef names it, and so the names they reserve.
 	return release.WatchChartSources(b, r.Client, r.accountsOfReleases).

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -166,13 +165,7 @@ func withoutAccount(in []helmv2.ValuesReference, want helmv2.ValuesReference) []
 // entry someone else adds concurrently is never lost, and asks
 // helm-controller to reconcile the release.
 func (r *CredentialAccountReconciler) editValuesFrom(ctx context.Context, hr *helmv2.HelmRelease, edit func([]helmv2.ValuesReference) []helmv2.ValuesReference) error {
-	before := hr.DeepCopy()
-	hr.Spec.ValuesFrom = edit(hr.Spec.ValuesFrom)
-	if hr.Annotations == nil {
-		hr.Annotations = map[string]string{}
-	}
-	hr.Annotations[meta.ReconcileRequestAnnotation] = r.now().Format("2006-01-02T15:04:05.000000000Z07:00")
-	if err := r.Patch(ctx, hr, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(CredentialFieldOwner)); err != nil {
+	if _, err := r.patchRelease(ctx, hr, func(hr *helmv2.HelmRelease) { hr.Spec.ValuesFrom = edit(hr.Spec.ValuesFrom) }); err != nil {
 		return fmt.Errorf("updating valuesFrom of HelmRelease %s: %w", hr.Name, err)
 	}
 	return nil

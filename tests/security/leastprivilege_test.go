@@ -139,6 +139,7 @@ var leastPrivilege = map[string]struct {
 			ra("patch", credG, "credentialaccounts", tenantNS).sub("status"), ra("patch", credG, "accountsources", "").sub("status"),
 			ra("patch", helmG, "helmreleases", tenantNS),
 			ra("watch", sourceG, "helmcharts", ""), ra("watch", sourceG, "ocirepositories", ""),
+			ra("watch", "postgresql.cnpg.io", "clusters", ""), ra("watch", "k8s.mariadb.com", "users", ""),
 			ra("create", enrollG, "jointokens", tenantNS), ra("get", enrollG, "enrollmentpolicies", tenantNS),
 			ra("patch", aggregator, "apiservices", "").named(accessAPI),
 			ra("create", authzG, "subjectaccessreviews", ""),
@@ -154,6 +155,8 @@ var leastPrivilege = map[string]struct {
 			ra("get", core, "configmaps", tenantNS), ra("list", core, "namespaces", ""),
 			ra("update", credG, "credentialaccounts", tenantNS), // it patches, never replaces
 			ra("update", sourceG, "helmcharts", tenantNS),
+			// The Applied condition reads the operators' objects, never writes them.
+			ra("patch", "postgresql.cnpg.io", "clusters", tenantNS), ra("update", "k8s.mariadb.com", "users", tenantNS).sub("status"),
 		},
 	},
 	"the enrollment-controller keeps its CA in its own namespace and reads no other Secret": {

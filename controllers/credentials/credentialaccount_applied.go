@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/engine"
+)
+
+// appliedEngines are the operator kinds the reconciler observes (their
+// CRDs were installed when it started) and the cache it reads them from.
+// Set by SetupWithManager.
+type appliedEngines struct {
+	kinds  []engine.Kind
+	absent []engine.Kind
+	reader client.Reader
+}
+
+// consumerState is what one consumer of the account Secret says about its
+// current verifier: a status of the Applied condition, its reason and a
+// message naming the consumer.
+type consumerState struct {
+	status  metav1.ConditionStatus
+	reason  string
+	message string
+}
+
+func appliedTrue(reason, format string, args ...any) consumerState {
+	return consumerState{metav1.ConditionTrue, reason, fmt.Sprintf(format, args...)}
+}
+
+func appliedFalse(reason, format string, args ...any) consumerState {
+	return consumerState{metav1.ConditionFalse, reason, fmt.Sprintf(format, args...)}
+}
+
+func appliedUnknown(reason, format string, args ...any) consumerState {
+	return consumerState{metav1.ConditionUnknown, reason, fmt.Sprintf(format, args...)}
+}
+
+// reconcileApplied sets the Applied condition of acct from every consumer
+// of its Secret s that credo observes: the HelmRelease hr when the account
+// is delivered through valuesFrom, the CloudNativePG Clusters and
+// mariadb-operator Users of the namespace that reference s. It never
+// affects Ready. It requests a reconcile of hr when s changed since the
+// last request. An error (a refused request, a failed list) is returned for
+// a retry; the condition says what is known. Without the Secret (s nil)
+// nothing is observed.
+func (r *CredentialAccountReconciler) reconcileApplied(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) error {
+	if s == nil || hr == nil {
+		// No account Secret in place: Ready says why; Applied is left as
+		// it was until there is a Secret to observe.
+		return nil
+	}
+	if acct.Status.Origin == credv1.OriginNotIssued {
+		conditions.MarkUnknown(acct, credv1.AppliedCondition, credv1.NotIssuedReason,
+			"no password has been issued for %s yet: nothing to apply", acct.Spec.Username)
+		return nil
+	}
+	var states []consumerState
+	var errs []error
+	if acct.Spec.ValuesFrom != nil {
+		st, err := r.releaseApplied(ctx, acct, hr, s)
+		states, errs = append(states, st), append(errs, err)
+	}
+	found, err := r.enginesApplied(ctx, acct, s)
+	states, errs = append(states, found...), append(errs, err)
+	setApplied(acct, states, r.engines.absent)
+	return errors.Join(errs...)
+}
+
+// setApplied sets the Applied condition from the consumers' states: True
+// when all are True, False when one is False, Unknown otherwise, or
+// EngineNotObserved when there is none. The message names the change
+// (status.lastChange) the condition reflects; appliedChange records it
+// when True.
+func setApplied(acct *credv1.CredentialAccount, states []consumerState, absent []engine.Kind) {
+	change := "unknown"
+	if acct.Status.LastChange != nil {
+		change = acct.Status.LastChange.UTC().Format(time.RFC3339)
+	}
+	if len(states) == 0 {
+		msg := fmt.Sprintf("nothing credo observes consumes Secret %s (no valuesFrom, no CloudNativePG Cluster or mariadb-operator User references it)", acct.SecretName())
+		if len(absent) > 0 {
+			names := make([]string, 0, len(absent))
+			for _, k := range absent {
+				names = append(names, k.Engine)
+			}
+			msg += fmt.Sprintf("; not observed: %s (CRD not installed when the credential-controller started)", strings.Join(names, ", "))
+		}
+		conditions.MarkUnknown(acct, credv1.AppliedCondition, credv1.EngineNotObservedReason, "%s", msg)
+		return
+	}
+	pick := func(status metav1.ConditionStatus) (consumerState, bool) {
+		for _, st := range states {
+			if st.status == status {
+				return st, true
+			}
+		}
+		return consumerState{}, false
+	}
+	msgs := make([]string, 0, len(states))
+	for _, st := range states {
+		msgs = append(msgs, st.message)
+	}
+	msg := fmt.Sprintf("password changed at %s: %s", change, strings.Join(msgs, "; "))
+	if st, ok := pick(metav1.ConditionFalse); ok {
+		conditions.MarkFalse(acct, credv1.AppliedCondition, st.reason, "%s", msg)
+		return
+	}
+	if st, ok := pick(metav1.ConditionUnknown); ok {
+		conditions.MarkUnknown(acct, credv1.AppliedCondition, st.reason, "%s", msg)
+		return
+	}
+	conditions.MarkTrue(acct, credv1.AppliedCondition, states[0].reason, "%s", msg)
+	if acct.Status.LastChange != nil {
+		at := *acct.Status.LastChange
+		acct.Status.AppliedChange = &at
+	}
+}
+
+// truncate bounds a message an operator wrote.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+)
+
+// tokenPrefix starts every reconcile.fluxcd.io/requestedAt value credo
+// writes; the rest is the time of the request, RFC 3339 with nanoseconds.
+// One controller's clock issues them all, so a later credo token handled
+// by helm-controller covers every earlier one.
+const tokenPrefix = "credo:"
+
+// reconcileToken is the requestedAt value of a request made at t.
+func reconcileToken(t time.Time) string {
+	return tokenPrefix + t.UTC().Format(time.RFC3339Nano)
+}
+
+// tokenTime is the time of a credo token; false for any other value.
+func tokenTime(v string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(v, tokenPrefix)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, rest)
+	return t, err == nil
+}
+
+// covers reports whether the requestedAt value v is a credo token made at
+// or after the token ours.
+func covers(v, ours string) bool {
+	t, ok := tokenTime(v)
+	o, ok2 := tokenTime(ours)
+	return ok && ok2 && !t.Before(o)
+}
+
+// patchRelease applies mutate to hr and requests a reconcile with a credo
+// token, in one patch with an optimistic lock (an edit someone else makes
+// concurrently is never lost), under credo's field owner. It returns the
+// token.
+func (r *CredentialAccountReconciler) patchRelease(ctx context.Context, hr *helmv2.HelmRelease, mutate func(*helmv2.HelmRelease)) (string, error) {
+	before := hr.DeepCopy()
+	mutate(hr)
+	if hr.Annotations == nil {
+		hr.Annotations = map[string]string{}
+	}
+	token := reconcileToken(r.now())
+	hr.Annotations[meta.ReconcileRequestAnnotation] = token
+	if err := r.Patch(ctx, hr, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(CredentialFieldOwner)); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// releaseApplied is what the HelmRelease hr says of the account Secret s
+// it reads through valuesFrom. helm-controller reads valuesFrom Secrets
+// uncached (unless its CacheSecretsAndConfigMaps feature gate is on), so a
+// reconcile it starts after s reached a version reads that version or a
+// later one. credo requests such a reconcile, with a token, whenever s's
+// resourceVersion differs from the one last requested for (or the request
+// was overwritten before helm-controller handled it), and the account's
+// engine uses s's verifier once helm-controller handled that token (or a
+// later credo token) and the release is Ready, at its generation, with its
+// latest attempted values deployed.
+func (r *CredentialAccountReconciler) releaseApplied(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) (consumerState, error) {
+	req := acct.Status.AppliedRequest
+	stale := req == nil || req.SecretResourceVersion != s.ResourceVersion || requestLost(hr, req.Token)
+	if stale && hr.Spec.Suspend {
+		// Requested once it is resumed: a change of its generation.
+		return releasePending(hr, "credo requests a reconcile once it is resumed"), nil
+	}
+	if stale {
+		token, err := r.patchRelease(ctx, hr, func(*helmv2.HelmRelease) {})
+		if err != nil {
+			return releasePending(hr, "credo could not request a reconcile"),
+				fmt.Errorf("requesting a reconcile of HelmRelease %s: %w", hr.Name, err)
+		}
+		acct.Status.AppliedRequest = &credv1.AppliedRequest{Token: token, SecretResourceVersion: s.ResourceVersion}
+		return releasePending(hr, "reconcile requested"), nil
+	}
+	handled := hr.Status.LastHandledReconcileAt
+	if handled != req.Token && !covers(handled, req.Token) {
+		return releasePending(hr, "helm-controller has not handled the reconcile credo requested"), nil
+	}
+	ready := conditions.Get(hr, meta.ReadyCondition)
+	switch {
+	case ready != nil && ready.Status == metav1.ConditionFalse:
+		// helm-controller's reason only: its message may quote values.
+		return appliedFalse(credv1.ReleaseFailedReason, "HelmRelease %s is not Ready after the requested reconcile (%s)", hr.Name, ready.Reason), nil
+	case ready == nil || ready.Status != metav1.ConditionTrue || hr.Status.ObservedGeneration != hr.Generation:
+		return releasePending(hr, "the release is not Ready at its generation yet"), nil
+	}
+	latest := hr.Status.History.Latest()
+	if latest == nil || latest.Status != "deployed" || latest.ConfigDigest != hr.Status.LastAttemptedConfigDigest {
+		return releasePending(hr, "the release's latest values are not deployed yet"), nil
+	}
+	return appliedTrue(credv1.ReleaseReconciledReason, "HelmRelease %s reconciled with it (release v%d deployed)", hr.Name, latest.Version), nil
+}
+
+// releasePending says the release has not yet shown it uses the Secret:
+// Unknown, or False while it is suspended (helm-controller does nothing
+// until it is resumed).
+func releasePending(hr *helmv2.HelmRelease, why string) consumerState {
+	if hr.Spec.Suspend {
+		return appliedFalse(credv1.ReleaseReconcilePendingReason, "HelmRelease %s is suspended; %s", hr.Name, why)
+	}
+	return appliedUnknown(credv1.ReleaseReconcilePendingReason, "HelmRelease %s: %s", hr.Name, why)
+}
+
+// requestLost reports whether credo's request token was overwritten (the
+// annotation is another value that is no later credo token) and was not
+// handled before (helm-controller's last handled value is neither it nor a
+// later credo token): credo must request again.
+func requestLost(hr *helmv2.HelmRelease, token string) bool {
+	ann := hr.Annotations[meta.ReconcileRequestAnnotation]
+	handled := hr.Status.LastHandledReconcileAt
+	return ann != token && !covers(ann, token) && handled != token && !covers(handled, token)
+}
