@@ -163,20 +163,6 @@ func (w *Writer) KeptOf(ctx context.Context, acct *credv1.CredentialAccount, kep
 	return k, nil
 }
 
-// DeleteKept deletes acct's kept password if it carries acct's UID, with a
-// UID precondition. A writer without a platform namespace keeps nothing,
-// and deletes nothing.
-func (w *Writer) DeleteKept(ctx context.Context, acct *credv1.CredentialAccount) error {
-	if w.PlatformNamespace == "" {
-		return nil
-	}
-	kept, err := w.read(ctx, client.ObjectKey{Namespace: w.PlatformNamespace, Name: KeptSecretName(acct)})
-	if err != nil || kept == nil || !w.Keys.BelongsTo(kept, acct.UID) {
-		return err
-	}
-	return w.deleteVersion(ctx, kept)
-}
-
 // deleteVersion deletes the Secret kept (a kept password, or a record the
 // sweep found), as read: a Secret replaced or written since (another UID or
 // resourceVersion) is left alone.

@@ -125,21 +125,6 @@ func (w *Writer) RecordRotation(ctx context.Context, acct *credv1.CredentialAcco
 	return written, nil
 }
 
-// Delete deletes acct's account Secret if the guard passes on it (credo
-// wrote it and it carries acct's UID), with a UID precondition so that a
-// Secret recreated meanwhile is left alone. A Secret of another account
-// that maps to the same name is never deleted.
-func (w *Writer) Delete(ctx context.Context, acct *credv1.CredentialAccount) error {
-	s, err := w.Read(ctx, acct)
-	if err != nil || s == nil || w.Keys.Guard(s, acct, false) != nil {
-		return err
-	}
-	if err := w.Client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting Secret %s: %w", s.Name, err)
-	}
-	return nil
-}
-
 // stampMetadata sets what credo owns on an account Secret besides its data
 // and its record: labels, the account's UID and the owner reference to the
 // HelmRelease.

@@ -73,11 +73,12 @@ func controllerWrites(t *testing.T, c client.Client) {
 		g.Expect(next.OwnerReferences).To(HaveLen(1))
 		g.Expect(next.OwnerReferences[0].UID).To(Equal(moved.UID), "the old release's reference is replaced")
 
-		other := acct.DeepCopy()
-		other.UID = "uid-other"
-		g.Expect(w.Delete(ctx, other)).To(Succeed())
-		g.Expect(w.Read(ctx, acct)).NotTo(BeNil(), "another account's delete leaves it")
-		g.Expect(w.Delete(ctx, acct)).To(Succeed())
+		_, err = w.DeleteRecord(ctx, cur)
+		g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "a record is deleted on the version read only: got %v", err)
+		g.Expect(w.Read(ctx, acct)).NotTo(BeNil(), "a Secret written since is left")
+		deleted, err := w.DeleteRecord(ctx, next)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(deleted).To(BeTrue())
 		g.Expect(w.Read(ctx, acct)).To(BeNil())
 	})
 
@@ -123,7 +124,19 @@ func controllerWrites(t *testing.T, c client.Client) {
 		g.Expect(verifier.Matches(f, acct.Spec.Username, k.Password, string(replaced.Data[credv1.PasswordKey]))).To(BeTrue(),
 			"created again from the kept password")
 
-		g.Expect(w.DeleteKept(ctx, acct)).To(Succeed())
+		g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "not-credos", Namespace: acct.Namespace,
+			Labels: map[string]string{testKeys.Account: "x"}}}, client.FieldOwner("mallory"))).To(Succeed())
+		var foreign corev1.Secret
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: "not-credos"}, &foreign)).To(Succeed())
+		deleted, err := w.DeleteRecord(ctx, &foreign)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(deleted).To(BeFalse(), "a Secret credo did not write is never a record")
+
+		kept, err := w.ReadKept(ctx, acct)
+		g.Expect(err).NotTo(HaveOccurred())
+		deleted, err = w.DeleteRecord(ctx, kept)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(deleted).To(BeTrue())
 		g.Expect(w.ReadKept(ctx, acct)).To(BeNil())
 	})
 }
