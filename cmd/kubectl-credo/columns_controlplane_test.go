@@ -98,7 +98,7 @@ func TestKubectlGetColumnsOfEveryKind(t *testing.T) {
 			`pg\s+pg-ca\s+\S+\s+True\s+all good`},
 		{"ts", "NAME CHART SECRET RELEASES AGE READY STATUS", "NAME CHART SECRET RELEASES KEY AGE READY STATUS",
 			`columns-rule\s+postgres\s+\{release\}-ca\s+0\s+\S+\s+True\s+all good`},
-		{"cacct", "NAME RELEASE USERNAME OWNER ORIGIN LAST CHANGE AGE READY STATUS", "NAME RELEASE USERNAME FORMAT OWNER ORIGIN LAST CHANGE AGE READY STATUS",
+		{"cacct", "NAME RELEASE USERNAME OWNER ORIGIN LAST CHANGE AGE READY STATUS", "NAME RELEASE USERNAME FORMAT OWNER ORIGIN LAST CHANGE AGE READY STATUS APPLIED APPLIED REASON",
 			`pg-app\s+pg\s+app\s+tenant\s+\S+\s+True\s+all good`},
 		{"asrc", "NAME CHART RELEASES ACCOUNTS AGE READY STATUS", "NAME CHART RELEASES ACCOUNTS AGE READY STATUS",
 			`columns-users\s+postgres\s+0\s+0\s+\S+\s+True\s+all good`},

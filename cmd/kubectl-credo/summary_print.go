@@ -96,19 +96,29 @@ func printAnchors(ew *errWriter, items []trustv1.TrustAnchor, now time.Time) {
 }
 
 // printAccountSummary lists the accounts by name with the origin of the
-// current password and when and by whom it last changed.
+// current password, when and by whom it last changed, and whether the
+// engine is known to use it (Applied: status/reason).
 func printAccountSummary(ew *errWriter, items []accessv1.Account, now time.Time) {
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Name < items[j].Name })
-	tw := ew.table("NAME", "RELEASE", "USERNAME", "OWNER", "ORIGIN", "LAST CHANGE", "BY")
+	tw := ew.table("NAME", "RELEASE", "USERNAME", "OWNER", "ORIGIN", "LAST CHANGE", "BY", "APPLIED")
 	for i := range items {
 		a := &items[i]
 		by := "-"
 		if n := len(a.Status.History); n > 0 {
 			by = a.Status.History[n-1].By
 		}
-		tw.row(a.Name, a.Spec.Release, a.Spec.Username, a.Spec.Owner, a.Status.Origin, ago(a.Status.LastChange, now), by)
+		tw.row(a.Name, a.Spec.Release, a.Spec.Username, a.Spec.Owner, a.Status.Origin, ago(a.Status.LastChange, now), by, applied(a.Status.Applied))
 	}
 	tw.flush()
+}
+
+// applied is an account's Applied condition as status/reason, "-" before
+// the controller set it.
+func applied(c *accessv1.AccountApplied) string {
+	if c == nil {
+		return "-"
+	}
+	return c.Status + "/" + c.Reason
 }
 
 // printWorkloads lists the workloads soonest expiry first, with when their

@@ -81,6 +81,11 @@ func accountView(name, origin string, lastChange *metav1.Time, by string) access
 	return a
 }
 
+func withApplied(a accessv1.Account, status, reason string) accessv1.Account {
+	a.Status.Applied = &accessv1.AccountApplied{Status: status, Reason: reason, Message: "test"}
+	return a
+}
+
 // printed runs printSummary and returns the output, split by section, and
 // the number of sections that failed.
 func printed(t *testing.T, s *summary) (sections map[string]string, failed int) {
@@ -154,16 +159,20 @@ late\s+late-ca\s+Label\s+in 3y\d*d?\s+True\s+CA certificate projected$`))
 				g.Expect(s["Trust anchors"]).To(Equal("Trust anchors in demo: none"))
 			},
 		},
-		"accounts show the origin, how long ago the password changed and by whom": {
+		"accounts show the origin, how long ago the password changed, by whom, and whether the engine applied it": {
 			summary: &summary{Accounts: section[accessv1.Account]{Items: []accessv1.Account{
-				accountView("pg-app", "Minted", at(-3*time.Minute), "jane"),
-				accountView("pg-admin", "NotIssued", nil, ""),
+				withApplied(accountView("pg-app", "Minted", at(-3*time.Minute), "jane"), "True", "RoleReconciled"),
+				withApplied(accountView("pg-admin", "NotIssued", nil, ""), "Unknown", "NotIssued"),
+				withApplied(accountView("pg-ro", "Minted", at(-2*time.Minute), "joe"), "False", "RoleCannotReconcile"),
+				accountView("pg-new", "NotIssued", nil, ""),
 			}}},
 			assert: func(g *WithT, s map[string]string, _ int) {
 				g.Expect(s["Accounts"]).To(MatchRegexp(`^Accounts in demo:
-NAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY
-pg-admin\s+pg\s+pg-admin\s+tenant\s+NotIssued\s+-\s+-
-pg-app\s+pg\s+pg-app\s+tenant\s+Minted\s+3m ago\s+jane$`))
+NAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\s+APPLIED
+pg-admin\s+pg\s+pg-admin\s+tenant\s+NotIssued\s+-\s+-\s+Unknown/NotIssued
+pg-app\s+pg\s+pg-app\s+tenant\s+Minted\s+3m ago\s+jane\s+True/RoleReconciled
+pg-new\s+pg\s+pg-new\s+tenant\s+NotIssued\s+-\s+-\s+-
+pg-ro\s+pg\s+pg-ro\s+tenant\s+Minted\s+2m ago\s+joe\s+False/RoleCannotReconcile$`))
 			},
 		},
 		"workloads show when renewal is due and when they expire, soonest expiry first": {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -155,6 +156,9 @@ func (o *Operations) view(acct *credv1.CredentialAccount, s *metav1.PartialObjec
 	if n := len(history); n > 0 {
 		at := history[n-1].At
 		v.Status.LastChange = &at
+	}
+	if c := conditions.Get(acct, credv1.AppliedCondition); c != nil {
+		v.Status.Applied = &accessv1.AccountApplied{Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 	}
 	return v
 }

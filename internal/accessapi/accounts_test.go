@@ -185,6 +185,12 @@ func TestAccountViewHoldsNoPasswordAndItsVersionMints(t *testing.T) {
 	g.Eventually(func() error {
 		return vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &a)
 	}, "20s", "100ms").Should(Succeed(), "the viewer's RBAC is in effect")
+	// The account's Applied condition, once the controller set it after
+	// the mint: nothing credo observes reads this plaintext Secret.
+	g.Eventually(func() *accessv1.AccountApplied {
+		g.Expect(vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &a)).To(Succeed())
+		return a.Status.Applied
+	}, "20s", "100ms").Should(And(Not(BeNil()), HaveField("Status", "Unknown"), HaveField("Reason", credv1.EngineNotObservedReason)))
 	g.Expect(a.Spec).To(Equal(accessv1.AccountSpec{Release: "db", Username: "app", Owner: "tenant", Format: verifier.Plain, FormatKind: "BuiltIn"}))
 	g.Expect(a.Status.SecretName).To(Equal(s.Name))
 	g.Expect(a.Status.SecretResourceVersion).To(Equal(stored.ResourceVersion))

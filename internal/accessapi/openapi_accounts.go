@@ -28,6 +28,7 @@ const (
 	accountSpecType      = typePrefix + "AccountSpec"
 	accountStatusType    = typePrefix + "AccountStatus"
 	accountOperationType = typePrefix + "AccountOperation"
+	accountAppliedType   = typePrefix + "AccountApplied"
 )
 
 // accountKinds are the kinds among the account models, tagged with their
@@ -66,7 +67,13 @@ func accountDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPID
 			"origin":                str("Origin of the current password: NotIssued, Migrated, Minted, Revoked or Generated."),
 			"lastChange":            timeRef(ref, "LastChange is when the password last changed."),
 			"history":               arrayOf(ref, accountOperationType, "History holds the last operations, newest last."),
-		}, nil, t, accountOperationType),
+			"applied":               refTo(ref, accountAppliedType, "Applied is the CredentialAccount's Applied condition: whether the engine is known to use the current password."),
+		}, nil, t, accountOperationType, accountAppliedType),
+		accountAppliedType: object("AccountApplied says whether the engine is known to use the account's current password: the CredentialAccount's Applied condition.", map[string]spec.Schema{
+			"status":  str("Status is True, False or Unknown."),
+			"reason":  str("Reason is the condition's reason, e.g. ReleaseReconciled, RolePending, EngineNotObserved."),
+			"message": str("Message names the consumers and the change of the password it reflects."),
+		}, []string{"status", "reason"}),
 		accountOperationType: object("AccountOperation is one entry of an account's history. It never holds a password.", map[string]spec.Schema{
 			"operation": str("Operation is the origin it left: NotIssued, Minted, Revoked, Generated, Migrated."),
 			"at":        timeRef(ref, "At is when."),

@@ -66,6 +66,23 @@ type AccountStatus struct {
 	// history holds the last operations, newest last.
 	// +optional
 	History []AccountOperation `json:"history,omitempty"`
+	// applied is the CredentialAccount's Applied condition: whether the
+	// engine is known to use the current password.
+	// +optional
+	Applied *AccountApplied `json:"applied,omitempty"`
+}
+
+// AccountApplied says whether the engine is known to use the account's
+// current password: the CredentialAccount's Applied condition.
+type AccountApplied struct {
+	// status is True, False or Unknown.
+	Status string `json:"status"`
+	// reason is the condition's reason, e.g. ReleaseReconciled, RolePending,
+	// EngineNotObserved.
+	Reason string `json:"reason"`
+	// message names the consumers and the change of the password it reflects.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // +kubebuilder:object:root=true
