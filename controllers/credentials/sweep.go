@@ -158,12 +158,14 @@ func (r *CredentialAccountReconciler) sweepAccount(ctx context.Context, key type
 	var errs []error
 	for i := range secrets {
 		if r.orphaned(&secrets[i], accounts) {
-			errs = append(errs, r.sweepAccountSecret(ctx, &secrets[i]))
+			_, err := r.sweepAccountSecret(ctx, &secrets[i])
+			errs = append(errs, err)
 		}
 	}
 	for i := range kept {
 		if r.orphaned(&kept[i], accounts) {
-			errs = append(errs, r.sweepKept(ctx, &kept[i], key.Namespace, metrics.SweptAccountDeleted))
+			_, err := r.sweepKept(ctx, &kept[i], key.Namespace, metrics.SweptAccountDeleted)
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -198,21 +200,24 @@ func (r *CredentialAccountReconciler) sweepAll(ctx context.Context) (int, error)
 	var errs []error
 	for i := range secrets {
 		s := &secrets[i]
-		var err error
+		var (
+			deleted bool
+			err     error
+		)
 		switch {
 		case s.Namespace != r.PlatformNamespace:
 			if !r.orphaned(s, accounts) {
 				continue
 			}
-			err = r.sweepAccountSecret(ctx, s)
+			deleted, err = r.sweepAccountSecret(ctx, s)
 		default:
 			ns, why := r.keptGone(s, accounts, namespaces, releases)
 			if why == "" {
 				continue
 			}
-			err = r.sweepKept(ctx, s, ns, why)
+			deleted, err = r.sweepKept(ctx, s, ns, why)
 		}
-		if err == nil {
+		if deleted {
 			n++
 		}
 		errs = append(errs, err)
@@ -242,35 +247,36 @@ func (r *CredentialAccountReconciler) keptGone(s *metav1.PartialObjectMetadata, 
 }
 
 // sweepKept deletes the kept password s of an account of namespace ns,
-// for reason (a metrics.Swept* reason).
-func (r *CredentialAccountReconciler) sweepKept(ctx context.Context, s *metav1.PartialObjectMetadata, ns, reason string) error {
+// for reason (a metrics.Swept* reason), and reports whether it did.
+func (r *CredentialAccountReconciler) sweepKept(ctx context.Context, s *metav1.PartialObjectMetadata, ns, reason string) (bool, error) {
 	if deleted, err := r.writer().DeleteRecord(ctx, s); !deleted || err != nil {
-		return err
+		return false, err
 	}
 	metrics.RecordSwept(ns, reason)
 	ctrl.LoggerFrom(ctx).Info("deleted a kept platform password", "secret", client.ObjectKeyFromObject(s), "reason", reason)
-	return nil
+	return true, nil
 }
 
 // sweepAccountSecret deletes the account Secret s of a deleted account,
-// and its valuesFrom entry from the HelmRelease that owns it.
-func (r *CredentialAccountReconciler) sweepAccountSecret(ctx context.Context, s *metav1.PartialObjectMetadata) error {
+// and its valuesFrom entry from the HelmRelease that owns it, and reports
+// whether it did.
+func (r *CredentialAccountReconciler) sweepAccountSecret(ctx context.Context, s *metav1.PartialObjectMetadata) (bool, error) {
 	if !account.ManagedByCredo(s) {
-		return nil
+		return false, nil
 	}
 	for _, ref := range s.OwnerReferences {
 		if ref.Kind == helmv2.HelmReleaseKind {
 			if err := r.dropValuesEntry(ctx, client.ObjectKey{Namespace: s.Namespace, Name: ref.Name}, s.Name); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
 	if deleted, err := r.writer().DeleteRecord(ctx, s); !deleted || err != nil {
-		return err
+		return false, err
 	}
 	metrics.RecordSwept(s.Namespace, metrics.SweptAccountDeleted)
 	ctrl.LoggerFrom(ctx).Info("deleted the Secret of a deleted CredentialAccount", "secret", client.ObjectKeyFromObject(s))
-	return nil
+	return true, nil
 }
 
 // binding is what the kept password of the platform account acct of hr is
