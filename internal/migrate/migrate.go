@@ -109,7 +109,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		r := plan(o.Keys, st)
 		if o.Apply && r.Skip == nil {
-			o.apply(ctx, w, &r, st.credentials)
+			// The kept passwords of the platform accounts it rotates are
+			// bound to the namespace and the release, as the controller's.
+			bound := *w
+			bound.Binding = account.NewBinding(st.namespaceUID, st.hr)
+			o.apply(ctx, &bound, &r, st.credentials)
 		}
 		res.Releases = append(res.Releases, r)
 	}
@@ -181,8 +185,8 @@ func (o *Options) accounts(ctx context.Context) ([]group, error) {
 	return out, nil
 }
 
-// read reads what the plan of g needs: the HelmRelease, <release>-credentials
-// and the account Secrets, uncached.
+// read reads what the plan of g needs: the HelmRelease, its Namespace's UID,
+// <release>-credentials and the account Secrets, uncached.
 func (o *Options) read(ctx context.Context, w *account.Writer, g group) (state, error) {
 	st := state{namespace: g.namespace, name: g.release, accounts: g.accounts,
 		credentialsName: g.release + o.CredentialsSuffix, secrets: map[string]*corev1.Secret{}}
@@ -194,6 +198,11 @@ func (o *Options) read(ctx context.Context, w *account.Writer, g group) (state, 
 		return st, nil
 	}
 	st.hr = hr
+	ns := &corev1.Namespace{}
+	if err := o.Client.Get(ctx, client.ObjectKey{Name: g.namespace}, ns); err != nil {
+		return st, fmt.Errorf("reading Namespace %s: %w", g.namespace, err)
+	}
+	st.namespaceUID = ns.UID
 	creds := &corev1.Secret{}
 	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: g.namespace, Name: st.credentialsName}, creds); err != nil {
 		if !apierrors.IsNotFound(err) {

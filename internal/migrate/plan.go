@@ -23,6 +23,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
@@ -85,6 +86,9 @@ type state struct {
 	namespace, name string
 	// hr is the HelmRelease; nil when there is none.
 	hr *helmv2.HelmRelease
+	// namespaceUID is the UID of the namespace, which kept passwords are
+	// bound to.
+	namespaceUID types.UID
 	// credentialsName is <release>-credentials; credentials is that Secret,
 	// nil when there is none.
 	credentialsName string
@@ -126,6 +130,9 @@ func plan(keys account.Keys, st state) Release {
 		}
 		if err := keys.Guard(s, acct, false); err != nil {
 			return skip(AccountSecretForeignReason, "Secret %s of CredentialAccount %s: %v", s.Name, acct.Name, err)
+		}
+		if keys.OfEarlierRelease(s, st.hr) {
+			return skip(AccountSecretForeignReason, "Secret %s of CredentialAccount %s was made for an earlier HelmRelease %s; the controller replaces it", s.Name, acct.Name, st.name)
 		}
 		step.secret = s
 		password, exposed := st.credentials.Data[acct.Spec.Username]

@@ -128,6 +128,8 @@ func TestPlan(t *testing.T) {
 		{name: "a foreign account Secret skips the release", beforeFunc: func(st *state) { st.secrets["bob"].ManagedFields = nil }, skip: AccountSecretForeignReason},
 		{name: "an account Secret of another account skips the release",
 			beforeFunc: func(st *state) { st.secrets["bob"].Annotations[keys.AccountUID] = "uid-other" }, skip: AccountSecretForeignReason},
+		{name: "an account Secret of an earlier release of the name skips the release",
+			beforeFunc: func(st *state) { st.secrets["bob"].Labels = map[string]string{keys.ReleaseUID: "uid-earlier"} }, skip: AccountSecretForeignReason},
 		{name: "an unknown format skips the release",
 			beforeFunc: func(st *state) {
 				b := bob.DeepCopy()
