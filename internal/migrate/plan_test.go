@@ -36,7 +36,7 @@ var keys = account.NewKeys("credentials.cozystack.io")
 
 // managedByCredo is the managed fields entry that makes the guard pass.
 var managedByCredo = []metav1.ManagedFieldsEntry{{Manager: account.FieldOwner, Operation: metav1.ManagedFieldsOperationApply,
-	FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:password":{}}}`)}}}
+	FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:password":{}}}`)}}
 
 func acct(name, username string, owner credv1.AccountOwner) *credv1.CredentialAccount {
 	return &credv1.CredentialAccount{
