@@ -24,6 +24,7 @@ package recovery
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,7 @@ type application struct {
 	tenant         *credv1.CredentialAccount
 	keptKey        client.ObjectKey
 	keptUID        string
+	keptPassword   string
 	platformSecret client.ObjectKey
 }
 
@@ -120,6 +122,7 @@ func newApplication(t *testing.T, name string, tenant bool) *application {
 		g.Expect(env.Client.Get(ctx, app.keptKey, &kept)).To(Succeed())
 		g.Expect(kept.Labels).To(HaveKey(keys.NamespaceUID), "the kept password is bound to the namespace")
 		app.keptUID = string(kept.UID)
+		app.keptPassword = string(kept.Data[credv1.PasswordKey])
 		g.Expect(env.Client.Get(ctx, app.platformSecret, &corev1.Secret{})).To(Succeed())
 		if tenant {
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: app.tenant.SecretName()}, &corev1.Secret{})).To(Succeed())
@@ -174,4 +177,11 @@ func TestNamespaceDeletedWhileTheControllerIsDownIsSweptOnRecovery(t *testing.T)
 		map[string]string{"namespace": deleted.ns, "reason": "NamespaceDeleted"})).To(BeNumerically(">=", 1))
 	g.Expect(testenv.CounterValue(g, "credo_credential_records_swept_total",
 		map[string]string{"namespace": releaseGone.ns, "reason": "ReleaseDeleted"})).To(BeNumerically(">=", 1))
+
+	logs := env.Logs.String()
+	g.Expect(logs).To(ContainSubstring("deleted a kept platform password"), "the log scan sees the sweep's lines")
+	for i, app := range []*application{deleted, releaseGone, untouched} {
+		g.Expect(app.keptPassword).NotTo(BeEmpty())
+		g.Expect(strings.Contains(logs, app.keptPassword)).To(BeFalse(), "kept password %d leaked into a log line", i)
+	}
 }
