@@ -297,3 +297,56 @@ func TestAppliedFollowsHelmControllerForValuesFrom(t *testing.T) {
 	verifier := string(accountSecret(g, ns, "ch.app.account").Data[credv1.PasswordKey])
 	assertNoSecretMaterial(g, ns, password, second, verifier)
 }
+
+// How the consumers' states make one condition: all True, any False,
+// otherwise Unknown; none is EngineNotObserved, naming the operators whose
+// CRDs were not installed at start.
+func TestAppliedSummarizesItsConsumers(t *testing.T) {
+	changed := metav1.NewTime(time.Date(2026, 12, 3, 21, 0, 0, 0, time.UTC))
+	pending := appliedUnknown(credv1.RolePendingReason, "Cluster pg has not reported role app")
+	done := appliedTrue(credv1.ReleaseReconciledReason, "HelmRelease ch reconciled with it")
+	failed := appliedFalse(credv1.UserNotReadyReason, "User app is not Ready (Failed)")
+	cases := map[string]struct {
+		states  []consumerState
+		absent  []engine.Kind
+		status  metav1.ConditionStatus
+		reason  string
+		message []string
+		applied bool
+	}{
+		"every consumer True is True, naming the change and each consumer": {
+			states: []consumerState{done, appliedTrue(credv1.RoleReconciledReason, "Cluster pg reconciled role app with it")},
+			status: metav1.ConditionTrue, reason: credv1.ReleaseReconciledReason, applied: true,
+			message: []string{"2026-12-03T21:00:00Z", "HelmRelease ch", "Cluster pg"},
+		},
+		"one consumer False is False, whatever the others say": {
+			states: []consumerState{done, pending, failed},
+			status: metav1.ConditionFalse, reason: credv1.UserNotReadyReason, message: []string{"User app", "Cluster pg"},
+		},
+		"a pending consumer beside True ones is Unknown": {
+			states: []consumerState{done, pending},
+			status: metav1.ConditionUnknown, reason: credv1.RolePendingReason,
+		},
+		"no consumer is EngineNotObserved, naming the operators not observed": {
+			absent: engine.Kinds,
+			status: metav1.ConditionUnknown, reason: credv1.EngineNotObservedReason,
+			message: []string{"ch.app.account", "not observed: CloudNativePG, mariadb-operator (CRD not installed"},
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			a := &credv1.CredentialAccount{Spec: credv1.CredentialAccountSpec{Release: "ch", Username: "app"}}
+			a.Status.LastChange = &changed
+			setApplied(a, c.states, c.absent)
+			cond := conditions.Get(a, credv1.AppliedCondition)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Status).To(Equal(c.status))
+			g.Expect(cond.Reason).To(Equal(c.reason))
+			for _, m := range c.message {
+				g.Expect(cond.Message).To(ContainSubstring(m))
+			}
+			g.Expect(a.Status.AppliedChange != nil).To(Equal(c.applied))
+		})
+	}
+}

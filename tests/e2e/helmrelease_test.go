@@ -58,6 +58,82 @@ func TestMintReachesTheRunningRelease(t *testing.T) {
 	t.Logf("mint → users.xml of the running release carries the new verifier: %s", time.Since(minted).Round(time.Millisecond))
 }
 
+// After a mint, the account's Applied condition turns True for that mint
+// once the real helm-controller handled credo's reconcile request and the
+// release is deployed, and never before: whenever the account says so, the
+// running release (read after the account) already carries the verifier.
+// The release, suspended first, shows Applied False meanwhile.
+func TestMintIsReportedAppliedOnceTheReleaseCarriesIt(t *testing.T) {
+	e := needLocal(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t, "e2e-applied-")
+	hr := installClickHouse(t, ns, "ch")
+	key := client.ObjectKey{Namespace: ns, Name: "ch-app"}
+	var acct credv1.CredentialAccount
+	g.Eventually(func() string {
+		g.Expect(k8s.Get(ctx, key, &acct)).To(Succeed())
+		return conditions.GetReason(&acct, credv1.AppliedCondition)
+	}, time.Minute, 250*time.Millisecond).Should(Equal(credv1.NotIssuedReason))
+
+	patch := client.MergeFrom(hr.DeepCopy())
+	hr.Spec.Suspend = true
+	g.Expect(k8s.Patch(ctx, hr, patch)).To(Succeed())
+	st := mintWithPlugin(t, e.Kubeconfig, ns, "ch-app")
+	minted := st.MintedAt.UTC().Format(time.RFC3339)
+	verifier := sha256Hex(st.Password)
+	g.Eventually(func() bool {
+		g.Expect(k8s.Get(ctx, key, &acct)).To(Succeed())
+		return conditions.IsFalse(&acct, credv1.AppliedCondition) &&
+			conditions.GetReason(&acct, credv1.AppliedCondition) == credv1.ReleaseReconcilePendingReason &&
+			acct.Status.LastChange.UTC().Format(time.RFC3339) == minted
+	}, time.Minute, 250*time.Millisecond).Should(BeTrue(), "Applied is False for the mint at %s while the release is suspended: %+v %+v",
+		minted, acct.Status.Conditions, acct.Status.History)
+	g.Expect(acct.Status.AppliedChange).To(BeNil())
+	g.Expect(conditions.GetReason(&acct, meta.ReadyCondition)).To(Equal(credv1.ReleaseSuspendedReason), "Ready says why, from DeliveryFailed")
+
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
+	patch = client.MergeFrom(hr.DeepCopy())
+	hr.Spec.Suspend = false
+	g.Expect(k8s.Patch(ctx, hr, patch)).To(Succeed())
+	resumed := time.Now()
+	sawPending := false
+	g.Eventually(func() bool {
+		g.Expect(k8s.Get(ctx, key, &acct)).To(Succeed())
+		applied := conditions.IsTrue(&acct, credv1.AppliedCondition)
+		if !applied {
+			sawPending = true
+			return false
+		}
+		// Read after the account: the release already carries the verifier.
+		g.Expect(renderedUsers(ns, "ch")).To(ContainSubstring(verifier), "Applied is True only once the release carries the verifier")
+		return true
+	}, 2*time.Minute, 100*time.Millisecond).Should(BeTrue(), "Applied turns True: %+v", acct.Status.Conditions)
+	g.Expect(sawPending).To(BeTrue(), "Applied was not True before helm-controller handled the request")
+	t.Logf("release resumed → Applied True: %s", time.Since(resumed).Round(time.Millisecond))
+	g.Expect(conditions.GetReason(&acct, credv1.AppliedCondition)).To(Equal(credv1.ReleaseReconciledReason))
+	g.Expect(conditions.GetMessage(&acct, credv1.AppliedCondition)).To(ContainSubstring(minted))
+	g.Expect(acct.Status.AppliedChange).NotTo(BeNil())
+	g.Expect(acct.Status.AppliedChange.UTC().Format(time.RFC3339)).To(Equal(minted))
+	g.Expect(conditions.IsReady(&acct)).To(BeTrue())
+
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
+	g.Expect(hr.Status.LastHandledReconcileAt).To(HavePrefix("credo:"), "helm-controller handled credo's request")
+
+	// The next mint, on the running release: True again, for that mint.
+	time.Sleep(1100 * time.Millisecond) // lastChange has a resolution of one second
+	st = mintWithPlugin(t, e.Kubeconfig, ns, "ch-app")
+	minted, verifier = st.MintedAt.UTC().Format(time.RFC3339), sha256Hex(st.Password)
+	g.Eventually(func() bool {
+		g.Expect(k8s.Get(ctx, key, &acct)).To(Succeed())
+		if !conditions.IsTrue(&acct, credv1.AppliedCondition) || acct.Status.AppliedChange.UTC().Format(time.RFC3339) != minted {
+			return false
+		}
+		g.Expect(renderedUsers(ns, "ch")).To(ContainSubstring(verifier), "Applied is True only once the release carries the verifier")
+		return true
+	}, 2*time.Minute, 100*time.Millisecond).Should(BeTrue(), "Applied turns True for the second mint: %+v", acct.Status.Conditions)
+}
+
 // A suspended release is reported (a ReleaseSuspended Warning on the
 // account and on its HelmRelease, DeliveryFailed on the account) and not
 // upgraded; resumed, it gets the minted password's verifier.
