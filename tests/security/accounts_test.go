@@ -78,6 +78,16 @@ func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
 	rerecorded := cur.DeepCopy()
 	rerecorded.Annotations[accountKeys.Origin] = string(credv1.OriginMinted)
 	expectRefused(g, tenant.Update(ctx, rerecorded), "changing the Secret's record")
+	rotationForged := cur.DeepCopy()
+	rotationForged.Annotations[accountKeys.MigratedRotation()] = "2026-01-01T00:00:00Z"
+	expectRefused(g, tenant.Update(ctx, rotationForged), "recording a migration rotation that never happened, which would stop it")
+	exposed := cur.DeepCopy()
+	exposed.Annotations[accountKeys.PreviouslyExposed()] = "2026-01-01T00:00:00Z"
+	g.Expect(credo.Update(ctx, exposed, client.FieldOwner(account.FieldOwner))).To(Succeed())
+	g.Expect(tenant.Get(ctx, client.ObjectKeyFromObject(written), &cur)).To(Succeed())
+	unmarked := cur.DeepCopy()
+	delete(unmarked.Annotations, accountKeys.PreviouslyExposed())
+	expectRefused(g, tenant.Update(ctx, unmarked), "removing the previously-exposed mark of a migrated password")
 	frozen := cur.DeepCopy()
 	frozen.Immutable = ptr.To(true)
 	expectRefused(g, tenant.Update(ctx, frozen), "making the Secret immutable, which would stop its repair")
