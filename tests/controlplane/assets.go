@@ -68,7 +68,8 @@ func RepoRoot() string {
 }
 
 // CRDPaths are the CustomResourceDefinitions every environment installs:
-// credo's own and the Flux kinds credo references.
+// credo's own, and the Flux and database-operator (CloudNativePG,
+// mariadb-operator, trimmed) kinds credo references.
 func CRDPaths() []string {
 	root := RepoRoot()
 	return []string{
