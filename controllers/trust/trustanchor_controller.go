@@ -228,7 +228,7 @@ func writeFailed(ev reconciler.Events, ta *trustv1.TrustAnchor, err error) error
 	case errors.As(err, &guard):
 		metrics.KeyRefused(ta.Namespace, string(guard.Reason))
 		err = reconciler.NewStalling(string(guard.Reason),
-			"refused %s key %s: %s; the existing projection is kept", ta.Spec.Source.Name, ta.GetSourceKey(), guard.Error())
+			"refused Secret %s key %s: %s; %s", ta.Spec.Source.Name, ta.GetSourceKey(), guard.Detail, keptProjection(ta))
 		markFailure(ev, ta, trustv1.SourceRejectedCondition, err)
 	case errors.Is(err, projection.ErrCollision):
 		metrics.TrustCollision(ta.Namespace)
@@ -240,6 +240,15 @@ func writeFailed(ev reconciler.Events, ta *trustv1.TrustAnchor, err error) error
 		markFailure(ev, ta, trustv1.ProjectionFailedCondition, err)
 	}
 	return err
+}
+
+// keptProjection says what a refused source leaves in place: the last
+// projection when there is one, else nothing.
+func keptProjection(ta *trustv1.TrustAnchor) string {
+	if ta.Status.ProjectedSecret == "" {
+		return "nothing is projected until it holds only certificates"
+	}
+	return fmt.Sprintf("Secret %s keeps the certificates projected before", ta.Status.ProjectedSecret)
 }
 
 // markFailure sets a negative-polarity condition from a typed error, with

@@ -193,6 +193,9 @@ func TestPrivateKeyInTheLiftedValueKeepsTheExistingProjection(t *testing.T) {
 	g.Expect(conditions.GetReason(ta, meta.ReadyCondition)).To(Equal(trustv1.PrivateKeyDetectedReason))
 	g.Expect(projectionOf(g, ns, "es").Data).To(Equal(map[string][]byte{"ca.crt": cert}), "the good projection is kept")
 	g.Expect(bytes.Contains([]byte(conditions.GetMessage(ta, trustv1.SourceRejectedCondition)), []byte("PRIVATE"))).To(BeFalse())
+	g.Expect(conditions.GetMessage(ta, meta.ReadyCondition)).To(MatchRegexp(
+		`^refused Secret es-ca key ca\.crt: a private key marker was found at byte offset \d+; Secret es\.tenant-ca keeps the certificates projected before$`),
+		"the reason is said once, and the kept projection is named")
 	g.Expect(warningEvents(g, ns, "es")).To(ContainElement(trustv1.PrivateKeyDetectedReason))
 
 	// Fixing the source recovers without any other action.
@@ -201,6 +204,23 @@ func TestPrivateKeyInTheLiftedValueKeepsTheExistingProjection(t *testing.T) {
 	anchorWith(g, ns, "es", func(ta *trustv1.TrustAnchor) bool {
 		return ready(ta) && !conditions.Has(ta, trustv1.SourceRejectedCondition)
 	})
+}
+
+// A source refused before anything was projected says that nothing is,
+// not that a projection is kept.
+func TestPrivateKeyBeforeAnyProjectionSaysNothingIsProjected(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.NewNamespace(t)
+	env.NewHelmRelease(t, ns, "os", "opensearch", nil)
+	cert, key := testpki.CA(t, "os-ca")
+	env.NewSecret(t, ns, "os-ca", testKeys.PublishLabels("os"), nil, map[string][]byte{"ca.crt": append(append([]byte{}, cert...), key...)})
+
+	ta := anchorWith(g, ns, "os", hasReason(trustv1.SourceRejectedCondition, trustv1.PrivateKeyDetectedReason))
+	g.Expect(conditions.GetMessage(ta, meta.ReadyCondition)).To(MatchRegexp(
+		`^refused Secret os-ca key ca\.crt: a private key marker was found at byte offset \d+; nothing is projected until it holds only certificates$`))
+	g.Expect(ta.Status.ProjectedSecret).To(BeEmpty())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "os" + trustv1.ProjectionSuffix}, &corev1.Secret{})).
+		To(Satisfy(apierrors.IsNotFound), "no projection was written")
 }
 
 func TestTwoSourcesClaimingOneReleaseAreAmbiguous(t *testing.T) {
