@@ -37,11 +37,16 @@ import (
 	"github.com/credo-dev/credo/tests/testenv"
 )
 
-// appliedIs matches an account whose Applied condition has the status and reason.
+// appliedIs matches an account whose Applied condition has the status and
+// reason, and, when True, whose appliedChange is its lastChange: the
+// conditions and the other status fields are two patches.
 func appliedIs(status metav1.ConditionStatus, reason string) func(*credv1.CredentialAccount) bool {
 	return func(a *credv1.CredentialAccount) bool {
 		c := conditions.Get(a, credv1.AppliedCondition)
-		return c != nil && c.Status == status && c.Reason == reason
+		if c == nil || c.Status != status || c.Reason != reason {
+			return false
+		}
+		return status != metav1.ConditionTrue || (a.Status.AppliedChange != nil && a.Status.AppliedChange.Equal(a.Status.LastChange))
 	}
 }
 
@@ -130,7 +135,9 @@ func TestAppliedFollowsCloudNativePGManagedRoles(t *testing.T) {
 	// The next mint: the Cluster still reports the previous version.
 	time.Sleep(1100 * time.Millisecond) // lastChange has a resolution of one second
 	second := mint(g, ns, "pg-app")
-	a = accountWith(g, ns, "pg-app", appliedIs(metav1.ConditionUnknown, credv1.RolePendingReason))
+	a = accountWith(g, ns, "pg-app", func(a *credv1.CredentialAccount) bool {
+		return appliedIs(metav1.ConditionUnknown, credv1.RolePendingReason)(a) && a.Status.LastChange.After(firstChange.Time)
+	})
 	assertReadyUnaffected(t, g, a)
 	g.Expect(a.Status.AppliedChange.Equal(&firstChange)).To(BeTrue(), "appliedChange still names the change known applied")
 

@@ -100,7 +100,8 @@ func TestMintIsReportedAppliedOnceTheReleaseCarriesIt(t *testing.T) {
 	sawPending := false
 	g.Eventually(func() bool {
 		g.Expect(k8s.Get(ctx, key, &acct)).To(Succeed())
-		applied := conditions.IsTrue(&acct, credv1.AppliedCondition)
+		// The conditions and the other status fields are two patches.
+		applied := conditions.IsTrue(&acct, credv1.AppliedCondition) && acct.Status.AppliedChange != nil
 		if !applied {
 			sawPending = true
 			return false
@@ -126,7 +127,8 @@ func TestMintIsReportedAppliedOnceTheReleaseCarriesIt(t *testing.T) {
 	minted, verifier = st.MintedAt.UTC().Format(time.RFC3339), sha256Hex(st.Password)
 	g.Eventually(func() bool {
 		g.Expect(k8s.Get(ctx, key, &acct)).To(Succeed())
-		if !conditions.IsTrue(&acct, credv1.AppliedCondition) || acct.Status.AppliedChange.UTC().Format(time.RFC3339) != minted {
+		if !conditions.IsTrue(&acct, credv1.AppliedCondition) || acct.Status.AppliedChange == nil ||
+			acct.Status.AppliedChange.UTC().Format(time.RFC3339) != minted {
 			return false
 		}
 		g.Expect(renderedUsers(ns, "ch")).To(ContainSubstring(verifier), "Applied is True only once the release carries the verifier")
