@@ -30,7 +30,7 @@ help: ## List the targets.
 
 .PHONY: build
 build: ## Build every binary into bin/.
-	go build -o $(BIN)/ ./cmd/...
+	@hack/progress.sh "credo's binaries" go build -o $(BIN)/ ./cmd/...
 
 .PHONY: test
 test: control-plane flux manifests generate fmt vet build ## Unit and integration tests on the real control plane (tests/flux runs the built binaries).
@@ -46,17 +46,20 @@ test-monitoring: control-plane ## Run kube-state-metrics (built once from the mo
 	@hack/build-kube-state-metrics.sh >/dev/null
 	CREDO_KSM="$$(hack/build-kube-state-metrics.sh)" go test $(GO_TEST_FLAGS) -tags monitoring -timeout 10m ./tests/monitoring/...
 
+# A built binary, exec'd rather than `go run` (which exits 1 on SIGINT whatever its child
+# did): Ctrl-C reaches tests/dev itself, which stops everything and exits 0.
 .PHONY: dev
 dev: control-plane flux manifests build ## Run the whole system locally: control plane, CRDs, controllers, samples.
-	go run ./tests/dev
+	@go build -o $(BIN)/credo-dev ./tests/dev
+	@exec $(BIN)/credo-dev
 
 .PHONY: control-plane
-control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (cached).
-	@hack/build-control-plane.sh >/dev/null
+control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (cached); link kubectl into bin/.
+	@mkdir -p $(BIN) && ln -sfn "$$(hack/build-control-plane.sh)/kubectl" $(BIN)/kubectl
 
 .PHONY: flux
-flux: ## Build source-, helm-, kustomize- and notification-controller and the flux CLI from source (cached).
-	@hack/build-flux.sh >/dev/null
+flux: ## Build source-, helm-, kustomize- and notification-controller and the flux CLI from source (cached); link flux into bin/.
+	@mkdir -p $(BIN) && ln -sfn "$$(hack/build-flux.sh)/flux" $(BIN)/flux
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.

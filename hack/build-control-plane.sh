@@ -16,6 +16,9 @@ OUT="${CREDO_K8S_ASSETS:-$CACHE_ROOT/k8s/$K8S_VERSION}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 
 log() { echo "build-control-plane: $*" >&2; }
+PROGRESS_PREFIX="build-control-plane: "
+# shellcheck source=hack/progress.sh
+source "$(dirname "$0")/progress.sh"
 
 # Each check captures the whole output before matching: `cmd | grep -q` under
 # pipefail fails at random when grep exits first and cmd dies of SIGPIPE.
@@ -64,8 +67,9 @@ import (
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
-  (cd "$work" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
-  (cd "$work" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes@$K8S_VERSION" >/dev/null)
+  log "resolving the modules of Kubernetes $K8S_VERSION$(progress_last "kubernetes modules")"
+  (cd "$work" && GOFLAGS=-mod=mod progress "kubernetes modules" bash -c \
+    "{ go mod tidy -e >/dev/null 2>&1 || true; } && go get k8s.io/kubernetes@$K8S_VERSION >/dev/null")
   minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
   ldflags="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -73,8 +77,9 @@ GO
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
   for cmd in kube-apiserver kube-controller-manager kubectl; do
-    log "go build $cmd"
-    (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$OUT/$cmd.new" "k8s.io/kubernetes/cmd/$cmd")
+    log "go build $cmd$(progress_last "$cmd")"
+    (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 progress "$cmd" \
+      go build -trimpath -ldflags "$ldflags" -o "$OUT/$cmd.new" "k8s.io/kubernetes/cmd/$cmd")
     mv -f "$OUT/$cmd.new" "$OUT/$cmd"
   done
   kube_ok || { log "built binaries do not report $K8S_VERSION"; exit 1; }
@@ -106,7 +111,8 @@ import _ "go.etcd.io/etcd/server/v3"
 GO
   (cd "$work" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
   # Build beside the target and rename, so a running etcd is never overwritten.
-  (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$OUT/etcd.new" go.etcd.io/etcd/server/v3)
+  log "go build etcd$(progress_last etcd)"
+  (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 progress etcd go build -trimpath -o "$OUT/etcd.new" go.etcd.io/etcd/server/v3)
   mv -f "$OUT/etcd.new" "$OUT/etcd"
   etcd_ok || { log "built etcd does not report $ETCD_VERSION"; exit 1; }
 fi

@@ -24,6 +24,9 @@ CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/credo"
 OUT="${CREDO_FLUX_ASSETS:-$CACHE_ROOT/flux}"
 
 log() { echo "build-flux: $*" >&2; }
+PROGRESS_PREFIX="build-flux: "
+# shellcheck source=hack/progress.sh
+source "$(dirname "$0")/progress.sh"
 
 # has_module binary module version: the binary embeds module at exactly version.
 has_module() {
@@ -51,11 +54,12 @@ wrapper() {
 }
 
 build() { # name package work
-  log "go build $1 (a cold build takes minutes)"
-  local start=$SECONDS
-  (cd "$3" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "${LDFLAGS:--s -w}" -o "$OUT/$1.new" "$2")
+  local last
+  last="$(progress_last "$1")"
+  log "go build $1${last:- (a cold build takes minutes)}"
+  (cd "$3" && GOFLAGS=-mod=mod CGO_ENABLED=0 progress "$1" \
+    go build -trimpath -ldflags "${LDFLAGS:--s -w}" -o "$OUT/$1.new" "$2")
   mv -f "$OUT/$1.new" "$OUT/$1"
-  log "built $1 in $((SECONDS - start)) s"
 }
 
 controller() { # name version [go mod edit flags...]

@@ -70,21 +70,21 @@ credo is running on a local Kubernetes %s control plane.
   kubeconfig: %s
   logs:       %s/*.log
 
-Look around (or: export KUBECONFIG=%s and use your own kubectl):
+Look around (bin/ holds kubectl, flux and kubectl-credo; alias k='%s' works too):
 
-  alias k='%s'
-  k get crds
-  k get credo -A
-  k get helmreleases -A
-  k get trustsources
-  k get trustanchors -A
-  k get secrets -n tenant-demo -l internal.cozystack.io/tenant-ca=true
-  k describe trustanchor -n tenant-demo nats-bus
-  k get events -A
-  %s events -A --kubeconfig %s   # Warnings about a release show on its HelmRelease
+  export KUBECONFIG=%s PATH=%s:$PATH
+  kubectl get crds
+  kubectl get credo -A
+  kubectl credo get -n tenant-demo
+  kubectl get helmreleases -A
+  kubectl get trustsources
+  kubectl get secrets -n tenant-demo -l internal.cozystack.io/tenant-ca=true
+  kubectl describe trustanchor -n tenant-demo nats-bus
+  kubectl get events -A
+  flux events -A   # Warnings about a release show on its HelmRelease
 
 Controllers:
-`, controlplane.KubernetesVersion, env.Kubeconfig, env.Dir, env.Kubeconfig, kubectl, fluxCLI(), env.Kubeconfig)
+`, controlplane.KubernetesVersion, env.Kubeconfig, env.Dir, kubectl, env.Kubeconfig, filepath.Join(controlplane.RepoRoot(), "bin"))
 	for _, c := range env.Controllers {
 		fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
 	}
@@ -96,20 +96,11 @@ Controllers:
 	fmt.Printf(`
 Enroll an agent (the enrollment listener is %s):
 
-  k get secret -n %s %s.tenant-ca -o jsonpath='{.data.ca\.crt}' | base64 -d > /tmp/credo-ca.pem
-  bin/kubectl-credo token create web-and-db -n tenant-demo -o json --kubeconfig %s | jq -r .token > /tmp/credo-token
+  kubectl get secret -n %s %s.tenant-ca -o jsonpath='{.data.ca\.crt}' | base64 -d > /tmp/credo-ca.pem
+  kubectl credo token create web-and-db -n tenant-demo -o json | jq -r .token > /tmp/credo-token
   bin/credo-agent --server %s --ca-file /tmp/credo-ca.pem --token-file /tmp/credo-token --state-dir /tmp/credo-agent --label role=web
-`, env.EnrollmentURL, devenv.PlatformNamespace, devenv.InstallRelease, env.Kubeconfig, env.EnrollmentURL)
+`, env.EnrollmentURL, devenv.PlatformNamespace, devenv.InstallRelease, env.EnrollmentURL)
 	fmt.Println("\nPress Ctrl-C to stop.")
-}
-
-// fluxCLI is the flux CLI `make flux` builds, or plain "flux".
-func fluxCLI() string {
-	dir, err := controlplane.FluxAssetsDir("flux")
-	if err != nil {
-		return "flux"
-	}
-	return filepath.Join(dir, "flux")
 }
 
 func fail(err error) {
