@@ -193,7 +193,9 @@ func (r *CredentialAccountReconciler) format(acct *credv1.CredentialAccount) (ve
 	}
 	f, err := verifier.Lookup(acct.Spec.Format.Name)
 	if err != nil {
-		return nil, reconciler.NewStalling(credv1.UnknownFormatReason, "%s; built-in formats: %v", err.Error(), verifier.Names())
+		// The error names the format, the nearest built-in one and the
+		// built-in formats.
+		return nil, reconciler.NewStalling(credv1.UnknownFormatReason, "%s", err.Error())
 	}
 	if f.Plaintext() && acct.GetOwner() == credv1.OwnerPlatform {
 		// The account Secret lives in the tenant's namespace: a platform

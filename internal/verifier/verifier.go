@@ -66,7 +66,7 @@ type Format interface {
 }
 
 // ErrUnknownFormat is wrapped by Lookup's error for a name no format has.
-var ErrUnknownFormat = errors.New("unknown verifier format")
+var ErrUnknownFormat = errors.New("unknown format")
 
 // ErrUnusablePassword is wrapped by a built-in Verifier's error for a password
 // no engine's client could present: empty, or holding a NUL byte.
@@ -80,12 +80,14 @@ var registry = map[string]Format{
 }
 
 // Lookup returns the format registered under name. An unknown name is an
-// error wrapping ErrUnknownFormat that names it and the known formats.
+// *UnknownFormatError (wrapping ErrUnknownFormat) that names it, the
+// nearest built-in name (Suggest) and the built-in formats; the name is
+// never guessed.
 func Lookup(name string) (Format, error) {
 	if f, ok := registry[name]; ok {
 		return f, nil
 	}
-	return nil, fmt.Errorf("verifier: %w %q (known: %s)", ErrUnknownFormat, name, strings.Join(Names(), ", "))
+	return nil, &UnknownFormatError{Name: name, Suggestion: Suggest(name)}
 }
 
 // Names returns the names of the registered formats, sorted.
