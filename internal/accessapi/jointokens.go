@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -114,9 +115,8 @@ func (r *JoinTokenREST) Create(ctx context.Context, obj runtime.Object, createVa
 	}
 	lifetime := policy.GetTokenLifetime()
 	if spec.Lifetime != nil {
-		if spec.Lifetime.Duration <= 0 || spec.Lifetime.Duration > lifetime {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf(
-				"spec.lifetime must be positive and at most the policy's tokenLifetime (%s)", lifetime))
+		if err := validLifetime(in, spec.Lifetime.Duration, lifetime); err != nil {
+			return nil, err
 		}
 		lifetime = spec.Lifetime.Duration
 	}
@@ -164,4 +164,22 @@ func (r *JoinTokenREST) createRecord(ctx context.Context, policy *enrollv1.Enrol
 		return tok, jt, nil
 	}
 	return enrollment.Token{}, nil, apierrors.NewInternalError(errors.New("could not find a free token id"))
+}
+
+// validLifetime refuses, with 422 naming spec.lifetime, a requested
+// lifetime that is not positive or longer than the policy's: a
+// non-positive one is never read as "the policy's default".
+func validLifetime(in *accessv1.JoinTokenRequest, requested, policyMax time.Duration) error {
+	var why string
+	switch {
+	case requested <= 0:
+		why = "must be positive; omit it for the policy's tokenLifetime (" + policyMax.String() + ")"
+	case requested > policyMax:
+		why = "must be at most the policy's tokenLifetime (" + policyMax.String() + ")"
+	default:
+		return nil
+	}
+	return apierrors.NewInvalid(accessv1.GroupVersion.WithKind("JoinTokenRequest").GroupKind(), in.Name, field.ErrorList{
+		field.Invalid(field.NewPath("spec", "lifetime"), requested.String(), why),
+	})
 }

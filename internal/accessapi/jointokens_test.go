@@ -97,7 +97,7 @@ func TestJoinTokenRequestReturnsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(short.Status.ExpiresAt.Time).To(BeTemporally("~", time.Now().Add(10*time.Minute), time.Minute))
 	_, err = requestToken(ctx, c, ns, p.Name, 3*time.Hour)
-	g.Expect(apierrors.IsBadRequest(err)).To(BeTrue(), "got %v", err)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("tokenLifetime"))
 }
 
@@ -137,4 +137,46 @@ func TestJoinTokenRequestRefusals(t *testing.T) {
 	var list enrollv1.JoinTokenList
 	g.Expect(platform.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
 	g.Expect(list.Items).To(BeEmpty(), "no refused request left a record")
+}
+
+// A lifetime that is not positive is refused as an invalid field, sent as
+// the API receives it ("0s", "-1h"): it never falls back to the policy's
+// lifetime. A longer one than the policy's is invalid too.
+func TestJoinTokenRequestRefusesALifetimeThatIsNotPositive(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	newEnrollmentPolicy(t, ns, "agents", false)
+	user := "enroller-" + rand.String(6)
+	grant(t, ns, user, accessv1.GroupVersion.Group, []string{"jointokenrequests"}, []string{"create"})
+	c := userClient(t, user)
+	NewWithT(t).Eventually(func() error {
+		_, err := requestToken(ctx, c, ns, "agents", 0)
+		return err
+	}, 15*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	for _, tc := range []struct {
+		name     string
+		lifetime time.Duration
+		message  string
+	}{
+		{"zero", 0, "must be positive"},
+		{"negative", -time.Hour, "must be positive"},
+		{"longer than the policy's", 3 * time.Hour, "must be at most the policy's tokenLifetime (2h0m0s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			req := &accessv1.JoinTokenRequest{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "t-"},
+				Spec:       accessv1.JoinTokenRequestSpec{Policy: "agents", Lifetime: &metav1.Duration{Duration: tc.lifetime}},
+			}
+			err := c.Create(ctx, req)
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "422, got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring("spec.lifetime"))
+			g.Expect(err.Error()).To(ContainSubstring(tc.message))
+			g.Expect(req.Status.Token).To(BeEmpty())
+		})
+	}
+	var list enrollv1.JoinTokenList
+	NewWithT(t).Expect(platform.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	NewWithT(t).Expect(list.Items).To(HaveLen(1), "only the first, valid request left a record")
 }
