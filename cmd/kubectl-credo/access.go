@@ -28,7 +28,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,12 +45,6 @@ import (
 // user's kubeconfig, any auth method kubectl supports.
 type cluster struct {
 	flags *genericclioptions.ConfigFlags
-}
-
-func newCluster(fs *pflag.FlagSet) *cluster {
-	c := &cluster{flags: genericclioptions.NewConfigFlags(true)}
-	c.flags.AddFlags(fs)
-	return c
 }
 
 func (c *cluster) client() (client.Client, string, error) {
@@ -80,17 +73,22 @@ var isTerminal = func(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+const mintUsage = `usage: kubectl credo mint <account> [-n namespace] [-o json|yaml|env] [--resource-version <version> | --force]
+
+Mint a new password for a tenant account and print it once; credo keeps only its verifier.`
+
 // mint creates a Mint and prints the password once.
 func mint(args []string, stdout io.Writer) error {
-	fs := pflag.NewFlagSet("mint", pflag.ContinueOnError)
-	cl := newCluster(fs)
+	cmd := newCommand("mint", mintUsage)
+	fs := cmd.fs
 	output := fs.StringP("output", "o", "", "json, yaml or env; required when stdout is not a terminal")
 	version := bindVersionFlags(fs, "mint")
-	if err := fs.Parse(args); err != nil {
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: kubectl credo mint <account> [-n namespace] [-o json|yaml|env] [--resource-version <version> | --force]")
+		return errors.New(mintUsage)
 	}
 	if *output == "" && !isTerminal(stdout) {
 		return errors.New("stdout is not a terminal: pass -o json, yaml or env to print the password into a pipe or a file on purpose")
@@ -144,16 +142,21 @@ func printMint(w io.Writer, output string, m *accessv1.Mint) error {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+const revokeUsage = `usage: kubectl credo revoke <account> [-n namespace] [--resource-version <version> | --force]
+
+Replace an account's password by the verifier of a value nobody keeps: nobody can log in until the next mint.`
+
 // revoke creates a Revocation.
 func revoke(args []string, stdout io.Writer) error {
-	fs := pflag.NewFlagSet("revoke", pflag.ContinueOnError)
-	cl := newCluster(fs)
+	cmd := newCommand("revoke", revokeUsage)
+	fs := cmd.fs
 	version := bindVersionFlags(fs, "revoke")
-	if err := fs.Parse(args); err != nil {
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: kubectl credo revoke <account> [-n namespace] [--resource-version <version> | --force]")
+		return errors.New(revokeUsage)
 	}
 	c, ns, err := cl.client()
 	if err != nil {
@@ -179,18 +182,24 @@ func accountRef(namespace, name string) *accessv1.Account {
 	return &accessv1.Account{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 }
 
+const getUsage = `usage: kubectl credo get [account] [-n namespace]
+
+Without an account: summarise the namespace (trust anchors, accounts, workloads, join tokens that
+can still enroll). With one: its origin, the account Secret's version and the last operation.`
+
 // get summarises a namespace (trust anchors, accounts, workloads, join
 // tokens that can still enroll; see summary.go), or shows one account with
 // its origin, the account Secret's resourceVersion and the last operation,
 // from the access API's account view: it needs no access to the Secrets.
 func get(args []string, stdout io.Writer) error {
-	fs := pflag.NewFlagSet("get", pflag.ContinueOnError)
-	cl := newCluster(fs)
-	if err := fs.Parse(args); err != nil {
+	cmd := newCommand("get", getUsage)
+	fs := cmd.fs
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
-		return errors.New("usage: kubectl credo get [account] [-n namespace]")
+		return errors.New(getUsage)
 	}
 	c, ns, err := cl.client()
 	if err != nil {

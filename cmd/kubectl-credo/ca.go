@@ -23,12 +23,15 @@ import (
 	"io"
 	"time"
 
-	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 )
+
+const caUsage = `usage: kubectl credo ca <release> [-n namespace] > ca.crt
+
+Print the CA certificates of a release from its TrustAnchor: what a client needs to verify the engine.`
 
 // ca prints the CA certificates of a release, from its TrustAnchor's
 // status.caBundle: the certificates the trust-controller projects, read
@@ -36,13 +39,14 @@ import (
 //
 //	kubectl credo ca pg -n tenant-demo > ca.crt
 func ca(args []string, stdout io.Writer) error {
-	fs := pflag.NewFlagSet("ca", pflag.ContinueOnError)
-	cl := newCluster(fs)
-	if err := fs.Parse(args); err != nil {
+	cmd := newCommand("ca", caUsage)
+	fs := cmd.fs
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: kubectl credo ca <release> [-n namespace] > ca.crt")
+		return errors.New(caUsage)
 	}
 	c, ns, err := cl.client()
 	if err != nil {

@@ -23,21 +23,24 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
 // maxPassword bounds what hash reads from stdin.
 const maxPassword = 4096
 
+const hashUsage = `usage: kubectl credo hash --format <format> [--username name] < password.txt
+
+Read one password on stdin and print the value the engine stores (the verifier); needs no cluster.`
+
 // hash reads one password from stdin (a trailing newline is not part of it)
 // and prints the stored value for the format. It never echoes the password.
 func hash(args []string, stdin io.Reader, stdout io.Writer) error {
-	fs := pflag.NewFlagSet("hash", pflag.ContinueOnError)
+	cmd := newCommand("hash", hashUsage)
+	fs := cmd.fs
 	format := fs.String("format", "", "the format: one of "+strings.Join(verifier.Names(), ", "))
 	username := fs.String("username", "", "the username, for formats that use it")
-	if err := fs.Parse(args); err != nil {
+	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
 	}
 	if *format == "" {

@@ -62,6 +62,7 @@ Commands:
                            ones; a dry run unless --apply; exit status 2 while releases are skipped
 
 Every command but hash uses your kubeconfig (--kubeconfig, --context, -n, ... as kubectl).
+kubectl credo <command> --help shows a command's own flags, then the kubeconfig ones.
 mint and revoke expect the account Secret's version they read from the account view first, and
 fail with 409 if someone minted or revoked in between; --resource-version <v> expects <v>,
 --force expects nothing.
@@ -85,6 +86,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	case "ca":
 		return ca(args[1:], stdout)
 	case "migrate":
+		if help, err := migrateHelp(args[1:], stdout); help || err != nil {
+			return err
+		}
 		return migrate.Command(args[1:], stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
@@ -92,4 +96,21 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	default:
 		return fmt.Errorf("unknown command %q\n%s", args[0], usage)
 	}
+}
+
+const migrateUsage = `usage: kubectl credo migrate [-n namespace | -A] [--release name] [--apply]
+
+Adopt chart-rendered <release>-credentials: carry tenant passwords over as verifiers (Migrated,
+previously exposed), rotate exposed platform ones. A dry run unless --apply; exit status 2 while
+releases are skipped.`
+
+// migrateHelp answers migrate's -h and --help, and refuses its unknown
+// flags, with the flags migrate.Command binds: true when it printed the
+// help.
+func migrateHelp(args []string, stdout io.Writer) (bool, error) {
+	cmd := newCommand("migrate", migrateUsage)
+	var f migrate.Flags
+	f.BindFlags(cmd.fs)
+	cmd.cluster()
+	return cmd.parse(args, stdout)
 }

@@ -43,7 +43,16 @@ var (
 	cpCancel context.CancelFunc = func() {}
 )
 
+// runMainEnv set to 1 makes the test binary run kubectl-credo's main with
+// its arguments instead of the tests: the tests run the real command and
+// read its exit status.
+const runMainEnv = "KUBECTL_CREDO_TEST_RUN_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
 	code := m.Run()
 	cpCancel()
 	if cpEnv != nil {

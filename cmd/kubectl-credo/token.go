@@ -26,7 +26,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,9 +36,23 @@ import (
 )
 
 const tokenUsage = `usage:
-  kubectl credo token create <policy> [--lifetime 24h] [--description text] [-o json|yaml|env]
-  kubectl credo token revoke <id>
-  kubectl credo token list [--policy name]`
+  kubectl credo token create <policy> [-n namespace] [--lifetime 24h] [--description text] [-o json|yaml|env]
+  kubectl credo token revoke <id> [-n namespace]
+  kubectl credo token list [-n namespace] [--policy name]
+
+kubectl credo token <command> --help shows a command's flags.`
+
+const (
+	tokenCreateUsage = `usage: kubectl credo token create <policy> [-n namespace] [--lifetime 24h] [--description text] [-o json|yaml|env]
+
+Mint a join token of an EnrollmentPolicy and print it once; credo keeps only a hash of it.`
+	tokenRevokeUsage = `usage: kubectl credo token revoke <id> [-n namespace]
+
+Revoke a join token: it enrolls nothing further; workloads it enrolled keep renewing.`
+	tokenListUsage = `usage: kubectl credo token list [-n namespace] [--policy name]
+
+List the join tokens of a namespace with their state and uses.`
+)
 
 // token dispatches the join token commands.
 func token(args []string, stdout io.Writer) error {
@@ -47,6 +60,9 @@ func token(args []string, stdout io.Writer) error {
 		return errors.New(tokenUsage)
 	}
 	switch args[0] {
+	case "help", "-h", "--help":
+		_, err := fmt.Fprintln(stdout, tokenUsage)
+		return err
 	case "create":
 		return tokenCreate(args[1:], stdout)
 	case "revoke":
@@ -60,16 +76,20 @@ func token(args []string, stdout io.Writer) error {
 
 // tokenCreate creates a JoinTokenRequest and prints the token once.
 func tokenCreate(args []string, stdout io.Writer) error {
-	fs := pflag.NewFlagSet("token create", pflag.ContinueOnError)
-	cl := newCluster(fs)
+	cmd := newCommand("token create", tokenCreateUsage)
+	fs := cmd.fs
 	output := fs.StringP("output", "o", "", "json, yaml or env; required when stdout is not a terminal")
-	lifetime := fs.Duration("lifetime", 0, "the token's lifetime; at most, and by default, the policy's tokenLifetime")
+	lifetime := fs.Duration("lifetime", 0, "the token's lifetime, positive; at most, and by default, the policy's tokenLifetime")
 	description := fs.String("description", "", "recorded in the JoinToken")
-	if err := fs.Parse(args); err != nil {
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New(tokenUsage)
+		return errors.New(tokenCreateUsage)
+	}
+	if fs.Changed("lifetime") && *lifetime <= 0 {
+		return fmt.Errorf("--lifetime %s is not positive: give a positive duration such as 1h, or omit --lifetime for the policy's tokenLifetime", *lifetime)
 	}
 	if *output == "" && !isTerminal(stdout) {
 		return errors.New("stdout is not a terminal: pass -o json, yaml or env to print the token into a pipe or a file on purpose")
@@ -82,13 +102,16 @@ func tokenCreate(args []string, stdout io.Writer) error {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "token-"},
 		Spec:       accessv1.JoinTokenRequestSpec{Policy: fs.Arg(0), Description: *description},
 	}
-	if *lifetime > 0 {
+	if fs.Changed("lifetime") {
 		req.Spec.Lifetime = &metav1.Duration{Duration: *lifetime}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Create(ctx, req); err != nil {
 		return fmt.Errorf("creating a join token of policy %s/%s: %w", ns, fs.Arg(0), err)
+	}
+	if req.Namespace == "" {
+		req.Namespace = ns
 	}
 	return printToken(stdout, *output, req)
 }
@@ -97,8 +120,8 @@ func printToken(w io.Writer, output string, req *accessv1.JoinTokenRequest) erro
 	st := req.Status
 	switch output {
 	case "":
-		_, err := fmt.Fprintf(w, "token:   %s\nid:      %s\nexpires: %s\n\nThe token is shown once; credo keeps only a hash of it. Revoke it with: kubectl credo token revoke %s\n",
-			st.Token, st.ID, st.ExpiresAt.UTC().Format(time.RFC3339), st.ID)
+		_, err := fmt.Fprintf(w, "token:   %s\nid:      %s\nexpires: %s\n\nThe token is shown once; credo keeps only a hash of it. Revoke it with: kubectl credo token revoke %s -n %s\n",
+			st.Token, st.ID, st.ExpiresAt.UTC().Format(time.RFC3339), st.ID, req.Namespace)
 		return err
 	case "json":
 		b, err := json.MarshalIndent(st, "", "  ")
@@ -124,13 +147,14 @@ func printToken(w io.Writer, output string, req *accessv1.JoinTokenRequest) erro
 
 // tokenRevoke sets spec.revoked on a JoinToken: it enrolls nothing further.
 func tokenRevoke(args []string, stdout io.Writer) error {
-	fs := pflag.NewFlagSet("token revoke", pflag.ContinueOnError)
-	cl := newCluster(fs)
-	if err := fs.Parse(args); err != nil {
+	cmd := newCommand("token revoke", tokenRevokeUsage)
+	fs := cmd.fs
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New(tokenUsage)
+		return errors.New(tokenRevokeUsage)
 	}
 	c, ns, err := cl.client()
 	if err != nil {
@@ -149,11 +173,15 @@ func tokenRevoke(args []string, stdout io.Writer) error {
 
 // tokenList prints the namespace's join tokens and their uses.
 func tokenList(args []string, stdout io.Writer) error {
-	fs := pflag.NewFlagSet("token list", pflag.ContinueOnError)
-	cl := newCluster(fs)
+	cmd := newCommand("token list", tokenListUsage)
+	fs := cmd.fs
 	policy := fs.String("policy", "", "only the tokens of this EnrollmentPolicy")
-	if err := fs.Parse(args); err != nil {
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
+	}
+	if fs.NArg() != 0 {
+		return errors.New(tokenListUsage)
 	}
 	c, ns, err := cl.client()
 	if err != nil {

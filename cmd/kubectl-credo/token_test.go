@@ -38,12 +38,13 @@ func TestTokenCreateRefusesToPrintIntoAPipeWithoutAnOutputFlag(t *testing.T) {
 }
 
 func TestTokenOutputs(t *testing.T) {
-	req := &accessv1.JoinTokenRequest{Status: accessv1.JoinTokenRequestStatus{Token: "abc.def", ID: "abc", ExpiresAt: metav1.Unix(0, 0)}}
+	req := &accessv1.JoinTokenRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a"},
+		Status: accessv1.JoinTokenRequestStatus{Token: "abc.def", ID: "abc", ExpiresAt: metav1.Unix(0, 0)}}
 	for output, want := range map[string]string{
 		"env":  "CREDO_JOIN_TOKEN='abc.def'\nCREDO_JOIN_TOKEN_ID='abc'\n",
 		"json": "\"token\": \"abc.def\"",
 		"yaml": "token: abc.def\n",
-		"":     "revoke abc",
+		"":     "Revoke it with: kubectl credo token revoke abc -n tenant-a\n",
 	} {
 		g := NewWithT(t)
 		var out bytes.Buffer
@@ -73,4 +74,17 @@ func TestTokenListShowsStateAndUses(t *testing.T) {
 	out.Reset()
 	g.Expect(printTokens(&out, items, "other", now)).To(Succeed())
 	g.Expect(strings.Split(strings.TrimSpace(out.String()), "\n")).To(HaveLen(2), "--policy filters")
+}
+
+// A --lifetime that is not positive is refused before anything is sent:
+// it never falls back to the policy's lifetime.
+func TestTokenCreateRefusesALifetimeThatIsNotPositive(t *testing.T) {
+	for _, lifetime := range []string{"-1h", "0s", "0"} {
+		g := NewWithT(t)
+		var out bytes.Buffer
+		err := run([]string{"token", "create", "agents", "--lifetime", lifetime, "-o", "json", "--kubeconfig", "/nonexistent"}, strings.NewReader(""), &out)
+		g.Expect(err).To(MatchError(MatchRegexp(`^--lifetime \S+ is not positive: give a positive duration`)), "--lifetime %s", lifetime)
+		g.Expect(exitCode(err)).To(Equal(1))
+		g.Expect(out.Len()).To(BeZero())
+	}
 }
