@@ -140,6 +140,9 @@ var leastPrivilege = map[string]struct {
 			ra("patch", helmG, "helmreleases", tenantNS),
 			ra("watch", sourceG, "helmcharts", ""), ra("watch", sourceG, "ocirepositories", ""),
 			ra("watch", "postgresql.cnpg.io", "clusters", ""), ra("watch", "k8s.mariadb.com", "users", ""),
+			// The namespace UID a kept platform password is bound to, and
+			// the namespaces the sweep finds gone; it writes none.
+			ra("list", core, "namespaces", ""), ra("watch", core, "namespaces", ""),
 			ra("create", enrollG, "jointokens", tenantNS), ra("get", enrollG, "enrollmentpolicies", tenantNS),
 			ra("patch", aggregator, "apiservices", "").named(accessAPI),
 			ra("create", authzG, "subjectaccessreviews", ""),
@@ -152,9 +155,10 @@ var leastPrivilege = map[string]struct {
 			ra("create", enrollG, "workloads", tenantNS), ra("patch", enrollG, "workloads", tenantNS).sub("status"),
 			ra("update", enrollG, "workloads", tenantNS).sub("status"), ra("update", enrollG, "jointokens", tenantNS).sub("status"),
 			ra("patch", aggregator, "apiservices", "").named("v1beta1.metrics.k8s.io"), ra("create", aggregator, "apiservices", ""),
-			ra("get", core, "configmaps", tenantNS), ra("list", core, "namespaces", ""),
+			ra("get", core, "configmaps", tenantNS),
 			ra("update", credG, "credentialaccounts", tenantNS), // it patches, never replaces
 			ra("update", sourceG, "helmcharts", tenantNS),
+			ra("delete", core, "namespaces", ""), ra("update", core, "namespaces", ""),
 			// The Applied condition reads the operators' objects, never writes them.
 			ra("patch", "postgresql.cnpg.io", "clusters", tenantNS), ra("update", "k8s.mariadb.com", "users", tenantNS).sub("status"),
 		},
