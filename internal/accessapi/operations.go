@@ -89,6 +89,9 @@ type Result struct {
 	SecretName      string
 	ResourceVersion string
 	At              time.Time
+	// Warnings are what stops the engine from using the result, for the
+	// client's Warning headers; never a password.
+	Warnings []string
 }
 
 var (
@@ -178,7 +181,8 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 	case err != nil:
 		return nil, apierrors.NewInternalError(fmt.Errorf("writing Secret %s: %w", name, err))
 	}
-	return &Result{Username: acct.Spec.Username, Password: password, SecretName: name, ResourceVersion: written.ResourceVersion, At: now}, nil
+	return &Result{Username: acct.Spec.Username, Password: password, SecretName: name, ResourceVersion: written.ResourceVersion, At: now,
+		Warnings: o.releaseWarnings(ctx, acct, origin)}, nil
 }
 
 // writer is the account Secrets' writer of an operation at now: it reads

@@ -108,6 +108,7 @@ func (r *MintREST) Create(ctx context.Context, obj runtime.Object, createValidat
 		return nil, err
 	}
 	metrics.Minted(namespace)
+	addWarnings(ctx, res.Warnings)
 	out := m.DeepCopy()
 	out.Namespace = namespace
 	out.CreationTimestamp = metav1.NewTime(res.At)
@@ -171,6 +172,7 @@ func (r *RevocationREST) Create(ctx context.Context, obj runtime.Object, createV
 		return nil, err
 	}
 	metrics.Revoked(namespace)
+	addWarnings(ctx, res.Warnings)
 	out := rv.DeepCopy()
 	out.Namespace = namespace
 	out.CreationTimestamp = metav1.NewTime(res.At)
