@@ -44,7 +44,8 @@ import (
 // cluster is what the commands that talk to kube-apiserver share: the
 // user's kubeconfig, any auth method kubectl supports.
 type cluster struct {
-	flags *genericclioptions.ConfigFlags
+	flags    *genericclioptions.ConfigFlags
+	warnings warnings
 }
 
 func (c *cluster) client() (client.Client, string, error) {
@@ -52,6 +53,7 @@ func (c *cluster) client() (client.Client, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	cfg.WarningHandlerWithContext = &c.warnings
 	ns, _, err := c.flags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return nil, "", fmt.Errorf("resolving the namespace: %w", err)
@@ -109,14 +111,16 @@ func mint(args []string, stdout io.Writer) error {
 	if err := c.SubResource("mint").Create(ctx, accountRef(ns, fs.Arg(0)), m); err != nil {
 		return version.explain(ctx, c, ns, fs.Arg(0), fmt.Errorf("minting %s/%s: %w", ns, fs.Arg(0), err))
 	}
-	return printMint(stdout, *output, m)
+	return printMint(stdout, *output, m, cl.warnings.texts)
 }
 
-func printMint(w io.Writer, output string, m *accessv1.Mint) error {
+// printMint prints the minted password in the output asked for; the
+// server's warnings (already on stderr) close the human output.
+func printMint(w io.Writer, output string, m *accessv1.Mint, warned []string) error {
 	switch output {
 	case "":
-		_, err := fmt.Fprintf(w, "username: %s\npassword: %s\nsecret:   %s (resourceVersion %s)\n\nThe password is shown once; credo keeps only its verifier.\n",
-			m.Status.Username, m.Status.Password, m.Status.SecretName, m.Status.ResourceVersion)
+		_, err := fmt.Fprintf(w, "username: %s\npassword: %s\nsecret:   %s (resourceVersion %s)\n\nThe password is shown once; credo keeps only its verifier.\n%s",
+			m.Status.Username, m.Status.Password, m.Status.SecretName, m.Status.ResourceVersion, warningLines(warned))
 		return err
 	case "json":
 		b, err := json.MarshalIndent(m.Status, "", "  ")
@@ -172,8 +176,8 @@ func revoke(args []string, stdout io.Writer) error {
 	if err := c.SubResource("revocation").Create(ctx, accountRef(ns, fs.Arg(0)), r); err != nil {
 		return version.explain(ctx, c, ns, fs.Arg(0), fmt.Errorf("revoking %s/%s: %w", ns, fs.Arg(0), err))
 	}
-	_, err = fmt.Fprintf(stdout, "revoked %s: Secret %s is at resourceVersion %s; nobody can log in until the next mint\n",
-		fs.Arg(0), r.Status.SecretName, r.Status.ResourceVersion)
+	_, err = fmt.Fprintf(stdout, "revoked %s: Secret %s is at resourceVersion %s; nobody can log in until the next mint\n%s",
+		fs.Arg(0), r.Status.SecretName, r.Status.ResourceVersion, warningLines(cl.warnings.texts))
 	return err
 }
 

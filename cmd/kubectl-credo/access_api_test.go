@@ -46,6 +46,9 @@ type request struct {
 type fakeAccessAPI struct {
 	mu       sync.Mutex
 	requests []request
+	// warning, when set, is sent as a Warning header with every mint and
+	// revocation, as the access API does for a suspended HelmRelease.
+	warning string
 }
 
 const group = "/apis/access.credo.dev/v1alpha1"
@@ -81,9 +84,15 @@ func (f *fakeAccessAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				{Name: "revocations", SingularName: "revocation", Namespaced: true, Kind: "Revocation", Verbs: []string{"create"}},
 			}})
 	case r.Method == http.MethodPost && r.URL.Path == group+"/namespaces/tenant-a/accounts/db/mint":
+		if f.warning != "" {
+			w.Header().Add("Warning", `299 - "`+f.warning+`"`)
+		}
 		reply(201, accessv1.Mint{TypeMeta: metav1.TypeMeta{Kind: "Mint", APIVersion: "access.credo.dev/v1alpha1"},
 			Status: accessv1.MintStatus{Username: "app", Password: "not-a-real-password", SecretName: "pg.app.account", ResourceVersion: "43", MintedAt: at}})
 	case r.Method == http.MethodPost && r.URL.Path == group+"/namespaces/tenant-a/accounts/db/revocation":
+		if f.warning != "" {
+			w.Header().Add("Warning", `299 - "`+f.warning+`"`)
+		}
 		reply(201, accessv1.Revocation{TypeMeta: metav1.TypeMeta{Kind: "Revocation", APIVersion: "access.credo.dev/v1alpha1"},
 			Status: accessv1.RevocationStatus{SecretName: "pg.app.account", ResourceVersion: "44", RevokedAt: at}})
 	case r.Method == http.MethodGet && r.URL.Path == group+"/namespaces/tenant-a/accounts":
@@ -226,4 +235,38 @@ func TestGetSummarisesWhatTheClusterServes(t *testing.T) {
 	g.Expect(out.String()).To(ContainSubstring("Trust anchors in tenant-a: not shown: this cluster does not serve trustanchors.trust.credo.dev\n"))
 	g.Expect(out.String()).To(MatchRegexp(`(?m)^Accounts in tenant-a:\nNAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\s+APPLIED\ndb\s+pg\s+app\s+tenant\s+Revoked\s+\S+ ago\s+jane\s+-$`))
 	g.Expect(out.String()).To(ContainSubstring("Workloads in tenant-a: not shown: this cluster does not serve workloads.enrollment.credo.dev\n"))
+}
+
+// The server's warning (a mint for a suspended HelmRelease) is printed on
+// stderr, as kubectl prints it, and closes the human output; -o json stays
+// parseable.
+func TestMintAndRevokePrintTheServersWarning(t *testing.T) {
+	const suspended = "HelmRelease tenant-a/pg is suspended (ReleaseSuspended): the new password reaches the engine only when it is resumed"
+	g := NewWithT(t)
+	srv := httptest.NewServer(&fakeAccessAPI{warning: suspended})
+	defer srv.Close()
+	kubeconfig := fakeKubeconfig(t, srv.URL)
+	var errOut bytes.Buffer
+	stderr = &errOut
+	terminal := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { stderr, isTerminal = os.Stderr, terminal }()
+
+	var out bytes.Buffer
+	g.Expect(run([]string{"mint", "db", "--kubeconfig", kubeconfig, "--force"}, strings.NewReader(""), &out)).To(Succeed())
+	g.Expect(out.String()).To(HaveSuffix("The password is shown once; credo keeps only its verifier.\n\nWarning: " + suspended + "\n"))
+	g.Expect(errOut.String()).To(Equal("Warning: " + suspended + "\n"))
+
+	out.Reset()
+	errOut.Reset()
+	g.Expect(run([]string{"mint", "db", "--kubeconfig", kubeconfig, "--force", "-o", "json"}, strings.NewReader(""), &out)).To(Succeed())
+	var status accessv1.MintStatus
+	g.Expect(json.Unmarshal(out.Bytes(), &status)).To(Succeed(), "the JSON output holds no warning")
+	g.Expect(errOut.String()).To(Equal("Warning: " + suspended + "\n"))
+
+	out.Reset()
+	errOut.Reset()
+	g.Expect(run([]string{"revoke", "db", "--kubeconfig", kubeconfig, "--force"}, strings.NewReader(""), &out)).To(Succeed())
+	g.Expect(out.String()).To(ContainSubstring("nobody can log in until the next mint\n\nWarning: " + suspended + "\n"))
+	g.Expect(errOut.String()).To(Equal("Warning: " + suspended + "\n"))
 }

@@ -45,10 +45,10 @@ func TestMintOutputsForPipelines(t *testing.T) {
 		t.Run(output, func(t *testing.T) {
 			g := NewWithT(t)
 			var out bytes.Buffer
-			g.Expect(printMint(&out, output, m)).To(Succeed())
+			g.Expect(printMint(&out, output, m, nil)).To(Succeed())
 			g.Expect(out.String()).To(ContainSubstring(want))
 		})
 	}
 	g := NewWithT(t)
-	g.Expect(printMint(&bytes.Buffer{}, "xml", m)).To(MatchError(ContainSubstring("unknown output")))
+	g.Expect(printMint(&bytes.Buffer{}, "xml", m, nil)).To(MatchError(ContainSubstring("unknown output")))
 }
