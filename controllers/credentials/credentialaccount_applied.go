@@ -27,6 +27,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
@@ -66,21 +67,22 @@ func appliedUnknown(reason, format string, args ...any) consumerState {
 // reconcileApplied sets the Applied condition of acct from every consumer
 // of its Secret s that credo observes: the HelmRelease hr when the account
 // is delivered through valuesFrom, the CloudNativePG Clusters and
-// mariadb-operator Users of the namespace that reference s. It never
-// affects Ready. It requests a reconcile of hr when s changed since the
-// last request. An error (a refused request, a failed list) is returned for
-// a retry; the condition says what is known. Without the Secret (s nil)
-// nothing is observed.
-func (r *CredentialAccountReconciler) reconcileApplied(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) error {
+// mariadb-operator Users of the namespace that reference s. It requests a
+// reconcile of hr when s changed since the last request. It never affects
+// Ready, and so returns no error: a consumer it could not read, or a
+// request it could not make, is Unknown ObserveFailed and logged, until
+// the next event of the account, its Secret or a consumer. Without the
+// Secret (s nil) nothing is observed.
+func (r *CredentialAccountReconciler) reconcileApplied(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) {
 	if s == nil || hr == nil {
 		// No account Secret in place: Ready says why; Applied is left as
 		// it was until there is a Secret to observe.
-		return nil
+		return
 	}
 	if acct.Status.Origin == credv1.OriginNotIssued {
 		conditions.MarkUnknown(acct, credv1.AppliedCondition, credv1.NotIssuedReason,
 			"no password has been issued for %s yet: nothing to apply", acct.Spec.Username)
-		return nil
+		return
 	}
 	var states []consumerState
 	var errs []error
@@ -90,8 +92,13 @@ func (r *CredentialAccountReconciler) reconcileApplied(ctx context.Context, acct
 	}
 	found, err := r.enginesApplied(ctx, acct, s)
 	states, errs = append(states, found...), append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		// A consumer not read may say anything: no verdict.
+		ctrl.LoggerFrom(ctx).Error(err, "observing the consumers of the account Secret for the Applied condition")
+		conditions.MarkUnknown(acct, credv1.AppliedCondition, credv1.ObserveFailedReason, "%s", err.Error())
+		return
+	}
 	setApplied(acct, states, r.engines.absent)
-	return errors.Join(errs...)
 }
 
 // setApplied sets the Applied condition from the consumers' states: True

@@ -26,6 +26,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -97,7 +98,7 @@ func (r *CredentialAccountReconciler) releaseApplied(ctx context.Context, acct *
 		return releasePending(hr, "credo requests a reconcile once it is resumed"), nil
 	}
 	if stale {
-		token, err := r.patchRelease(ctx, hr, func(*helmv2.HelmRelease) {})
+		token, err := r.requestReconcile(ctx, hr)
 		if err != nil {
 			return releasePending(hr, "credo could not request a reconcile"),
 				fmt.Errorf("requesting a reconcile of HelmRelease %s: %w", hr.Name, err)
@@ -122,6 +123,21 @@ func (r *CredentialAccountReconciler) releaseApplied(ctx context.Context, acct *
 		return releasePending(hr, "the release's latest values are not deployed yet"), nil
 	}
 	return appliedTrue(credv1.ReleaseReconciledReason, "HelmRelease %s reconciled with it (release v%d deployed)", hr.Name, latest.Version), nil
+}
+
+// requestReconcile sets a credo token on hr; on a conflict (the cache lags
+// behind the release) once more on a fresh read.
+func (r *CredentialAccountReconciler) requestReconcile(ctx context.Context, hr *helmv2.HelmRelease) (string, error) {
+	noop := func(*helmv2.HelmRelease) {}
+	token, err := r.patchRelease(ctx, hr, noop)
+	if !apierrors.IsConflict(err) {
+		return token, err
+	}
+	fresh := &helmv2.HelmRelease{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(hr), fresh); err != nil {
+		return "", err
+	}
+	return r.patchRelease(ctx, fresh, noop)
 }
 
 // releasePending says the release has not yet shown it uses the Secret:

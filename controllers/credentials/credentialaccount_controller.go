@@ -124,7 +124,7 @@ func (r *CredentialAccountReconciler) dropLegacyFinalizer(ctx context.Context, a
 	return nil
 }
 
-func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) (err error) {
+func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) error {
 	// The release is read first, so that every Warning is recorded on it
 	// too; a missing release is reported after a refused format.
 	hr := &helmv2.HelmRelease{}
@@ -133,11 +133,7 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 		hr = nil
 	}
 	var secret *corev1.Secret
-	defer func() {
-		if appliedErr := r.reconcileApplied(ctx, acct, hr, secret); err == nil {
-			err = appliedErr
-		}
-	}()
+	defer func() { r.reconcileApplied(ctx, acct, hr, secret) }()
 	ev := r.events(hr)
 	f, err := r.format(acct)
 	if err != nil {

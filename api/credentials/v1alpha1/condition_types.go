@@ -93,6 +93,10 @@ const (
 	// (origin NotIssued); there is nothing to apply.
 	NotIssuedReason string = "NotIssued"
 
+	// ObserveFailedReason (Applied=Unknown): credo could not read a consumer
+	// of the Secret or request its reconcile; retried with backoff.
+	ObserveFailedReason string = "ObserveFailed"
+
 	// EngineNotObservedReason (Applied=Unknown): nothing credo observes
 	// consumes the account Secret: no valuesFrom, and no CloudNativePG
 	// Cluster or mariadb-operator User referencing it (or their CRDs were
