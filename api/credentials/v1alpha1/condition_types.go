@@ -94,7 +94,9 @@ const (
 	NotIssuedReason string = "NotIssued"
 
 	// ObserveFailedReason (Applied=Unknown): credo could not read a consumer
-	// of the Secret or request its reconcile; retried with backoff.
+	// of the Secret or request its reconcile (logged); observed again at the
+	// next change of the account, its Secret, its release or a consumer, or
+	// at its interval. Ready is not affected.
 	ObserveFailedReason string = "ObserveFailed"
 
 	// EngineNotObservedReason (Applied=Unknown): nothing credo observes
