@@ -100,7 +100,7 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	if err := anchors.SetupWithManager(ctx, mgr, TrustAnchorReconcilerOptions{MaxConcurrentReconciles: o.Concurrent}); err != nil {
 		return fmt.Errorf("setting up the TrustAnchor controller: %w", err)
 	}
-	sources := &TrustSourceReconciler{Client: mgr.GetClient(), Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard}
+	sources := &TrustSourceReconciler{Client: mgr.GetClient(), EventRecorder: s.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard}
 	if err := sources.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrustSource controller: %w", err)
 	}

@@ -110,9 +110,15 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 			return nil, err
 		}
 		for _, ts := range rules {
+			name, ok := sourceNameFor(&ts.TrustSource, hr.Name)
+			if !ok {
+				// A rule that names no Secret for the release claims
+				// nothing: it is Stalled with InvalidSecretName.
+				continue
+			}
 			out = append(out, candidate{
 				leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend, unresolved: ts.unresolved,
-				source: trustv1.SecretKeySource{Name: ts.SecretNameFor(hr.Name), Key: ts.GetKey()},
+				source: trustv1.SecretKeySource{Name: name, Key: ts.GetKey()},
 			})
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -55,6 +56,10 @@ type TrustSourceReconciler struct {
 	// whose selector matches the TrustSource's own labels keeps its status,
 	// and counts the releases of that shard. The zero Shard keeps all.
 	Shard shard.Shard
+	// EventRecorder records an event on each change of a rule's Ready: a
+	// Warning when it stalls, Normal when it is not Ready for another
+	// reason and when it recovers.
+	EventRecorder events.Recorder
 	fluxcontroller.Metrics
 }
 
@@ -70,11 +75,14 @@ type selection struct {
 // trustSourceSummary derives the Ready of ts: True with its count; False
 // while it is suspended (it still counts), while it matches no release
 // (NoReleasesMatched) or while the chart of a release it may select cannot
-// be resolved (ChartUnresolved); Stalled on a selector it cannot parse. A
-// rule has no Reconciling condition.
-func trustSourceSummary(ts *trustv1.TrustSource, sel *selection) reconciler.Summary {
+// be resolved (ChartUnresolved); Stalled on a selector it cannot parse
+// (InvalidSelector) or a secretName that names no Secret
+// (InvalidSecretName). A rule has no Reconciling condition. A change of
+// Ready is an event through notify (a recovery is a Normal event).
+func trustSourceSummary(ts *trustv1.TrustSource, sel *selection, notify *reconciler.Events) reconciler.Summary {
 	return reconciler.Summary{
 		FieldOwner: TrustAnchorFieldOwner,
+		Notify:     notify,
 		Interval:   trustSourceRecount,
 		NoProgress: true,
 		Message: func(reconciler.Object) string {
@@ -102,19 +110,24 @@ func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return reconciler.Run(ctx, req, ts, reconciler.Steps[*trustv1.TrustSource]{
 		Client:  r.Client,
 		Metrics: r.Metrics,
-		Summary: trustSourceSummary(ts, sel),
+		Summary: trustSourceSummary(ts, sel, &reconciler.Events{Recorder: r.EventRecorder, Action: eventActionProject}),
 		Reconcile: func(ctx context.Context, ts *trustv1.TrustSource) (ctrl.Result, error) {
 			return ctrl.Result{}, r.count(ctx, ts, sel)
 		},
 	})
 }
 
-// count sets status.matchedReleases; a selector it cannot parse stalls the
+// count sets status.matchedReleases; a selector it cannot parse, or a
+// secretName that names no Secret for a release it selects, stalls the
 // rule.
 func (r *TrustSourceReconciler) count(ctx context.Context, ts *trustv1.TrustSource, sel *selection) error {
 	if err := ruleOf(ts).Validate(); err != nil {
 		ts.Status.MatchedReleases = 0
 		return reconciler.NewStalling(trustv1.InvalidSelectorReason, "%s", err.Error())
+	}
+	if msg := secretNameTemplateError(ts); msg != "" {
+		ts.Status.MatchedReleases = 0
+		return reconciler.NewStalling(trustv1.InvalidSecretNameReason, "%s", msg)
 	}
 	hrs, unresolved, err := selectedReleases(ctx, r.Client, ts)
 	if err != nil {
@@ -122,7 +135,7 @@ func (r *TrustSourceReconciler) count(ctx context.Context, ts *trustv1.TrustSour
 	}
 	ts.Status.MatchedReleases = int32(len(hrs))
 	sel.unresolved = unresolved
-	return nil
+	return checkSecretName(ts, hrs)
 }
 
 // selectedReleases returns the HelmReleases the valid rule ts selects,

@@ -112,6 +112,12 @@ const (
 	// InvalidSelectorReason (Stalled): a selector of the rule cannot be parsed.
 	InvalidSelectorReason string = "InvalidSelector"
 
+	// InvalidSecretNameReason (Stalled): secretName cannot name a Secret,
+	// for every release or for some release the rule selects (too long
+	// once the release name is in it). The rule claims no release it
+	// cannot name a Secret for.
+	InvalidSecretNameReason string = "InvalidSecretName"
+
 	// NoReleasesMatchedReason (Ready=False): the rule selects no release.
 	NoReleasesMatchedReason string = releasev1.NoReleasesMatchedReason
 
