@@ -122,8 +122,9 @@ func TestKubectlGetColumnsOfEveryKind(t *testing.T) {
 		})
 	}
 
-	// kubectl get credo lists every kind.
-	names := kubectl(t, env, "get", "credo", "-n", columnsNamespace, "-o", "name")
+	// kubectl get credo-all lists every kind (the cluster-scoped ones
+	// with -n too: kubectl ignores the namespace for them).
+	names := kubectl(t, env, "get", "credo-all", "-n", columnsNamespace, "-o", "name")
 	for _, kind := range []string{"trustanchor.trust", "trustsource.trust", "credentialaccount.credentials", "accountsource.credentials",
 		"enrollmentpolicy.enrollment", "jointoken.enrollment", "workload.enrollment"} {
 		NewWithT(t).Expect(names).To(MatchRegexp(`(?m)^` + regexp.QuoteMeta(kind) + `\.credo\.dev/`))

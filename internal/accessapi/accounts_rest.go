@@ -48,6 +48,7 @@ var (
 	_ rest.Lister               = &AccountREST{}
 	_ rest.Scoper               = &AccountREST{}
 	_ rest.SingularNameProvider = &AccountREST{}
+	_ rest.CategoriesProvider   = &AccountREST{}
 )
 
 // New returns an empty Account.
@@ -61,6 +62,12 @@ func (r *AccountREST) Destroy() {}
 
 // NamespaceScoped is true, as CredentialAccounts are.
 func (r *AccountREST) NamespaceScoped() bool { return true }
+
+// Categories puts accounts in the category credo, the one tenants use:
+// `kubectl get credo -n <namespace>` lists them beside the TrustAnchors,
+// EnrollmentPolicies, JoinTokens and Workloads, every kind a namespace
+// viewer may read (CredentialAccounts are not).
+func (r *AccountREST) Categories() []string { return []string{"credo"} }
 
 // GetSingularName returns "account".
 func (r *AccountREST) GetSingularName() string { return "account" }

@@ -74,7 +74,7 @@ Look around (bin/ holds kubectl, flux and kubectl-credo; alias k='%s' works too)
 
   export KUBECONFIG=%s PATH=%s:$PATH
   kubectl get crds
-  kubectl get credo -A
+  kubectl get credo-all -A
   kubectl credo get -n tenant-demo
   kubectl get helmreleases -A
   kubectl get trustsources

@@ -182,7 +182,7 @@ type AccountSourceStatus struct {
 // +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=asrc,categories=credo;credentials
+// +kubebuilder:resource:scope=Cluster,shortName=asrc,categories=credo-all;credentials
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
 // +kubebuilder:printcolumn:name="Releases",type=integer,JSONPath=`.status.matchedReleases`
 // +kubebuilder:printcolumn:name="Accounts",type=integer,JSONPath=`.status.accounts`

@@ -283,7 +283,7 @@ type CredentialAccountStatus struct {
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=cacct,categories=credo;credentials
+// +kubebuilder:resource:shortName=cacct,categories=credo-all;credentials
 // +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.release`
 // +kubebuilder:printcolumn:name="Username",type=string,JSONPath=`.spec.username`
 // +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.format.name`,priority=1

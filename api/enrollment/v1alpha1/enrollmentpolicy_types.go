@@ -144,7 +144,7 @@ type EnrollmentPolicyStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=epol,categories=credo;enrollment
+// +kubebuilder:resource:shortName=epol,categories=credo;credo-all;enrollment
 // +kubebuilder:printcolumn:name="Tokens",type=integer,JSONPath=`.status.tokens`
 // +kubebuilder:printcolumn:name="Workloads",type=integer,JSONPath=`.status.enrollments`
 // +kubebuilder:printcolumn:name="TTL",type=string,JSONPath=`.spec.certificateTTL`,priority=1

@@ -87,7 +87,7 @@ type JoinTokenStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=jt,categories=credo;enrollment
+// +kubebuilder:resource:shortName=jt,categories=credo;credo-all;enrollment
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
 // +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.spec.expiresAt`
 // +kubebuilder:printcolumn:name="Revoked",type=boolean,JSONPath=`.spec.revoked`

@@ -101,7 +101,7 @@ type WorkloadStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=wl,categories=credo;enrollment
+// +kubebuilder:resource:shortName=wl,categories=credo;credo-all;enrollment
 // +kubebuilder:selectablefield:JSONPath=`.spec.token`
 // +kubebuilder:printcolumn:name="Hostname",type=string,JSONPath=`.spec.hostname`
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`

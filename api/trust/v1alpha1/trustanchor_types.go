@@ -195,7 +195,7 @@ type TrustAnchorStatus struct {
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=ta,categories=credo;trust
+// +kubebuilder:resource:shortName=ta,categories=credo;credo-all;trust
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source.name`
 // +kubebuilder:printcolumn:name="Leg",type=string,JSONPath=`.status.leg`
 // +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.notAfter`

@@ -123,7 +123,7 @@ type TrustSourceStatus struct {
 // +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=ts,categories=credo;trust
+// +kubebuilder:resource:scope=Cluster,shortName=ts,categories=credo-all;trust
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
 // +kubebuilder:printcolumn:name="Secret",type=string,JSONPath=`.spec.secretName`
 // +kubebuilder:printcolumn:name="Releases",type=integer,JSONPath=`.status.matchedReleases`
