@@ -56,7 +56,7 @@ func needLocal(t testing.TB) *devenv.Environment {
 }
 
 // localOnlyTests names the tests that need the local environment: make test-e2e runs them, a cluster run excludes them.
-const localOnlyTests = "TestHeadlessPipelineGuide|TestFluxEventsShowReleaseWarnings|TestNotificationControllerDeliversReleaseWarnings|TestMintReachesTheRunningRelease|TestMintIsReportedAppliedOnceTheReleaseCarriesIt|TestSuspendedReleaseIsReportedAndNotUpgraded|TestAgentsEnroll|TestExpiredAgent|TestAgentRefusals|TestEnrollmentCAIsPublished|TestEveryControllerServes"
+const localOnlyTests = "TestDocs|TestHeadlessPipelineGuide|TestFluxEventsShowReleaseWarnings|TestNotificationControllerDeliversReleaseWarnings|TestMintReachesTheRunningRelease|TestMintIsReportedAppliedOnceTheReleaseCarriesIt|TestSuspendedReleaseIsReportedAndNotUpgraded|TestAgentsEnroll|TestExpiredAgent|TestAgentRefusals|TestEnrollmentCAIsPublished|TestEveryControllerServes"
 
 func binPath(name string) string { return filepath.Join(controlplane.RepoRoot(), "bin", name) }
 
