@@ -128,8 +128,9 @@ func (r *EnrollmentPolicyReconciler) reconcilePolicy(ctx context.Context, policy
 }
 
 // count sets status.tokens (the policy's join tokens neither revoked nor
-// expired) and status.enrollments (its Workloads), and returns when the
-// first counted token expires (zero when none is counted).
+// expired) and status.enrollments (its Workloads), marks each token Ready or
+// not (markTokens), and returns when the first counted token expires (zero
+// when none is counted).
 func (r *EnrollmentPolicyReconciler) count(ctx context.Context, policy *enrollv1.EnrollmentPolicy, now time.Time) (time.Time, error) {
 	of := []client.ListOption{
 		client.InNamespace(policy.Namespace),
@@ -140,6 +141,9 @@ func (r *EnrollmentPolicyReconciler) count(ctx context.Context, policy *enrollv1
 	var tokens enrollv1.JoinTokenList
 	if err := r.List(ctx, &tokens, of...); err != nil {
 		return time.Time{}, fmt.Errorf("listing join tokens: %w", err)
+	}
+	if err := r.markTokens(ctx, policy, tokens.Items, now); err != nil {
+		return time.Time{}, err
 	}
 	var usable int32
 	var next time.Time

@@ -49,6 +49,23 @@ const (
 	ExceedsPlatformLimitReason string = "ExceedsPlatformLimit"
 )
 
+// Reasons of the Ready condition of a JoinToken, written by the
+// EnrollmentPolicy controller, which judges each token of a policy as the
+// enrollment server does.
+const (
+	// TokenUsableReason (True): the token can enroll until it expires.
+	TokenUsableReason string = "Usable"
+	// TokenRevokedReason (False): spec.revoked is set; the token enrolls
+	// nothing further, and the workloads it enrolled keep renewing.
+	TokenRevokedReason string = "Revoked"
+	// TokenExpiredReason (False): the token's expiry (or the platform's
+	// maximum token lifetime) has passed; it enrolls nothing further.
+	TokenExpiredReason string = "Expired"
+	// TokenPolicyRevokedReason (False): the token's EnrollmentPolicy is
+	// revoked; nothing enrolls under it.
+	TokenPolicyRevokedReason string = "PolicyRevoked"
+)
+
 // Reasons of events emitted by the enrollment controllers.
 const (
 	// PendingTimeoutReason (Normal): a Workload registered by enrollment step 1

@@ -68,8 +68,18 @@ type JoinTokenSpec struct {
 	Description string `json:"description,omitempty"`
 }
 
-// JoinTokenStatus records the token's uses.
+// JoinTokenStatus records the token's uses and whether it can enroll.
 type JoinTokenStatus struct {
+	// conditions hold Ready: True while the token can enroll, False once
+	// it is revoked, expired or its policy is revoked. Written by the
+	// enrollment-controller; the enrollment server judges a token by its
+	// spec, not by this condition.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// uses is the number of workloads enrolled with the token.
 	// +kubebuilder:default=0
 	// +optional
@@ -85,6 +95,12 @@ type JoinTokenStatus struct {
 	LastWorkload string `json:"lastWorkload,omitempty"`
 }
 
+// GetConditions returns the token's conditions.
+func (in *JoinToken) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the token's conditions.
+func (in *JoinToken) SetConditions(conditions []metav1.Condition) { in.Status.Conditions = conditions }
+
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=jt,categories=credo;credo-all;enrollment
@@ -96,6 +112,8 @@ type JoinTokenStatus struct {
 // +kubebuilder:printcolumn:name="Created By",type=string,JSONPath=`.spec.createdBy`,priority=1
 // +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 
 // JoinToken is the record of one join token: its name is the token's id.
 type JoinToken struct {
