@@ -233,7 +233,7 @@ func TestGetSummarisesWhatTheClusterServes(t *testing.T) {
 	var out bytes.Buffer
 	g.Expect(run([]string{"get", "--kubeconfig", fakeKubeconfig(t, srv.URL)}, strings.NewReader(""), &out)).To(Succeed())
 	g.Expect(out.String()).To(ContainSubstring("Trust anchors in tenant-a: not shown: this cluster does not serve trustanchors.trust.credo.dev\n"))
-	g.Expect(out.String()).To(MatchRegexp(`(?m)^Accounts in tenant-a:\nNAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\s+APPLIED\ndb\s+pg\s+app\s+tenant\s+Revoked\s+\S+ ago\s+jane\s+-$`))
+	g.Expect(out.String()).To(MatchRegexp(`(?m)^Accounts in tenant-a:\nNAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\s+APPLIED\s+SUSPENDED\s+READY\s+STATUS\ndb\s+pg\s+app\s+tenant\s+Revoked\s+\S+ ago\s+jane\s+-\s+False\s+-\s+-$`))
 	g.Expect(out.String()).To(ContainSubstring("Workloads in tenant-a: not shown: this cluster does not serve workloads.enrollment.credo.dev\n"))
 }
 

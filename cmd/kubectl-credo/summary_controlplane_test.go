@@ -54,9 +54,9 @@ func glanceObjects(ctx context.Context, t *testing.T, c client.Client) {
 	g.Expect(c.Create(ctx, anchor)).To(Succeed())
 	anchor.Status = trustv1.TrustAnchorStatus{Leg: trustv1.LegTrustSource, NotAfter: timeAt(30 * 24 * time.Hour), Conditions: readyTrue("CA certificate projected")}
 	g.Expect(c.Status().Update(ctx, anchor)).To(Succeed())
-	g.Expect(c.Create(ctx, &trustv1.TrustAnchor{ObjectMeta: meta("search"), Spec: trustv1.TrustAnchorSpec{Release: "search", Source: trustv1.SecretKeySource{Name: "search-ca"}}})).To(Succeed())
+	g.Expect(c.Create(ctx, &trustv1.TrustAnchor{ObjectMeta: meta("search"), Spec: trustv1.TrustAnchorSpec{Release: "search", Source: trustv1.SecretKeySource{Name: "search-ca"}, Suspend: true}})).To(Succeed())
 
-	acct := &credv1.CredentialAccount{ObjectMeta: meta("pg-app"), Spec: credv1.CredentialAccountSpec{Release: "pg", Username: "app", Format: credv1.Format{Name: "scram-sha-256"}}}
+	acct := &credv1.CredentialAccount{ObjectMeta: meta("pg-app"), Spec: credv1.CredentialAccountSpec{Release: "pg", Username: "app", Format: credv1.Format{Name: "scram-sha-256"}, Suspend: true}}
 	g.Expect(c.Create(ctx, acct)).To(Succeed())
 	acct.Status = credv1.CredentialAccountStatus{Origin: credv1.OriginMinted, LastChange: timeAt(-5 * time.Minute), Conditions: append(readyTrue("account Secret is in place"),
 		metav1.Condition{Type: credv1.AppliedCondition, Status: metav1.ConditionUnknown, Reason: credv1.RolePendingReason, Message: "Cluster pg has not reported role app reconciled", LastTransitionTime: metav1.Now()}),
@@ -119,8 +119,8 @@ func TestGetSummarisesANamespaceWithTheUsersRights(t *testing.T) {
 	bob := userKubeconfig(ctx, t, env, "bob", []rbacv1.PolicyRule{
 		{APIGroups: []string{"trust.credo.dev"}, Resources: []string{"trustanchors"}, Verbs: []string{"list"}},
 	})
-	anchors := `(?m)^Trust anchors in glance:\nNAME\s+SOURCE\s+LEG\s+EXPIRES\s+READY\s+STATUS\nsearch\s+search-ca\s+-\s+-\s+-\s+-\npg\s+pg-ca\s+TrustSource\s+in (29|30)d\s+True\s+CA certificate projected$`
-	accounts := `(?m)^Accounts in glance:\nNAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\s+APPLIED\npg-app\s+pg\s+app\s+tenant\s+Minted\s+5m\d*s? ago\s+jane\s+Unknown/RolePending$`
+	anchors := `(?m)^Trust anchors in glance:\nNAME\s+SOURCE\s+LEG\s+EXPIRES\s+SUSPENDED\s+READY\s+STATUS\nsearch\s+search-ca\s+-\s+-\s+True\s+-\s+-\npg\s+pg-ca\s+TrustSource\s+in (29|30)d\s+False\s+True\s+CA certificate projected$`
+	accounts := `(?m)^Accounts in glance:\nNAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\s+APPLIED\s+SUSPENDED\s+READY\s+STATUS\npg-app\s+pg\s+app\s+tenant\s+Minted\s+5m\d*s? ago\s+jane\s+Unknown/RolePending\s+True\s+True\s+account Secret is in place$`
 	workloads := `(?m)^Workloads in glance:\nNAME\s+HOSTNAME\s+POLICY\s+RENEWAL DUE\s+EXPIRES\s+READY\s+STATUS\n3f1c2b8e-0000-4000-8000-000000000001\s+vm-1.example.org\s+web\s+in 1[12]h\s+in (19|20)h\s+True\s+enrolled; certificate issued$`
 	tokens := `(?m)^Join tokens that can still enroll in glance:\nID\s+POLICY\s+EXPIRES\s+USES\s+LAST USED\s+DESCRIPTION\nusable\s+web\s+in (9|10)h\s+0\s+-\s+web VMs, batch 7\n\(and 2 revoked or expired: kubectl credo token list -n glance\)$`
 

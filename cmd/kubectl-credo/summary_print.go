@@ -86,28 +86,34 @@ func printAnchors(ew *errWriter, items []trustv1.TrustAnchor, now time.Time) {
 	sort.SliceStable(items, func(i, j int) bool {
 		return earlier(items[i].Status.NotAfter, items[j].Status.NotAfter, items[i].Name, items[j].Name)
 	})
-	tw := ew.table("NAME", "SOURCE", "LEG", "EXPIRES", "READY", "STATUS")
+	tw := ew.table("NAME", "SOURCE", "LEG", "EXPIRES", "SUSPENDED", "READY", "STATUS")
 	for i := range items {
 		a := &items[i]
 		ready, msg := readyOf(a.Status.Conditions)
-		tw.row(a.Name, a.Spec.Source.Name, string(a.Status.Leg), expiry(a.Status.NotAfter, now), ready, msg)
+		tw.row(a.Name, a.Spec.Source.Name, string(a.Status.Leg), expiry(a.Status.NotAfter, now), suspended(a.Spec.Suspend), ready, msg)
 	}
 	tw.flush()
 }
 
 // printAccountSummary lists the accounts by name with the origin of the
-// current password, when and by whom it last changed, and whether the
-// engine is known to use it (Applied: status/reason).
+// current password, when and by whom it last changed, whether the engine
+// is known to use it (Applied: status/reason), whether the account is
+// suspended, and its Ready condition.
 func printAccountSummary(ew *errWriter, items []accessv1.Account, now time.Time) {
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Name < items[j].Name })
-	tw := ew.table("NAME", "RELEASE", "USERNAME", "OWNER", "ORIGIN", "LAST CHANGE", "BY", "APPLIED")
+	tw := ew.table("NAME", "RELEASE", "USERNAME", "OWNER", "ORIGIN", "LAST CHANGE", "BY", "APPLIED", "SUSPENDED", "READY", "STATUS")
 	for i := range items {
 		a := &items[i]
 		by := "-"
 		if n := len(a.Status.History); n > 0 {
 			by = a.Status.History[n-1].By
 		}
-		tw.row(a.Name, a.Spec.Release, a.Spec.Username, a.Spec.Owner, a.Status.Origin, ago(a.Status.LastChange, now), by, applied(a.Status.Applied))
+		ready, msg := "-", "-"
+		if r := a.Status.Ready; r != nil {
+			ready, msg = r.Status, orDash(r.Message)
+		}
+		tw.row(a.Name, a.Spec.Release, a.Spec.Username, a.Spec.Owner, a.Status.Origin, ago(a.Status.LastChange, now), by, applied(a.Status.Applied),
+			suspended(a.Spec.Suspend), ready, msg)
 	}
 	tw.flush()
 }
@@ -119,6 +125,14 @@ func applied(c *accessv1.AccountApplied) string {
 		return "-"
 	}
 	return c.Status + "/" + c.Reason
+}
+
+// suspended is a spec.suspend as flux get prints it: True or False.
+func suspended(s bool) string {
+	if s {
+		return "True"
+	}
+	return "False"
 }
 
 // printWorkloads lists the workloads soonest expiry first, with when their

@@ -51,6 +51,11 @@ func anchor(name string, notAfter *metav1.Time, status metav1.ConditionStatus, m
 	}
 }
 
+func suspendedAnchor(a trustv1.TrustAnchor) trustv1.TrustAnchor {
+	a.Spec.Suspend = true
+	return a
+}
+
 func workload(name string, renewAfter, notAfter *metav1.Time, msg string) enrollv1.Workload {
 	return enrollv1.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -78,6 +83,12 @@ func accountView(name, origin string, lastChange *metav1.Time, by string) access
 	if by != "" {
 		a.Status.History = []accessv1.AccountOperation{{Operation: origin, At: *lastChange, By: by}}
 	}
+	return a
+}
+
+func withReady(a accessv1.Account, status, msg string, suspend bool) accessv1.Account {
+	a.Status.Ready = &accessv1.AccountReady{Status: status, Reason: "Test", Message: msg}
+	a.Spec.Suspend = suspend
 	return a
 }
 
@@ -112,7 +123,7 @@ func TestSummaryPrinting(t *testing.T) {
 	}{
 		"anchors without a projected certificate come first, then the soonest expiry, with durations": {
 			summary: &summary{Anchors: section[trustv1.TrustAnchor]{Items: []trustv1.TrustAnchor{
-				anchor("late", at(3*365*24*time.Hour), metav1.ConditionTrue, "CA certificate projected"),
+				suspendedAnchor(anchor("late", at(3*365*24*time.Hour), metav1.ConditionTrue, "CA certificate projected")),
 				anchor("soon", at(36*time.Hour), metav1.ConditionTrue, "CA certificate projected"),
 				anchor("expired", at(-2*time.Hour), metav1.ConditionFalse, "CA certificate expired"),
 				anchor("broken", nil, metav1.ConditionFalse, "refused: a private key\nwas found"),
@@ -120,11 +131,11 @@ func TestSummaryPrinting(t *testing.T) {
 			assert: func(g *WithT, s map[string]string, failed int) {
 				g.Expect(failed).To(BeZero())
 				g.Expect(s["Trust anchors"]).To(MatchRegexp(`^Trust anchors in demo:
-NAME\s+SOURCE\s+LEG\s+EXPIRES\s+READY\s+STATUS
-broken\s+broken-ca\s+Label\s+-\s+False\s+refused: a private key was found
-expired\s+expired-ca\s+Label\s+expired 120m ago\s+False\s+CA certificate expired
-soon\s+soon-ca\s+Label\s+in 36h\s+True\s+CA certificate projected
-late\s+late-ca\s+Label\s+in 3y\d*d?\s+True\s+CA certificate projected$`))
+NAME\s+SOURCE\s+LEG\s+EXPIRES\s+SUSPENDED\s+READY\s+STATUS
+broken\s+broken-ca\s+Label\s+-\s+False\s+False\s+refused: a private key was found
+expired\s+expired-ca\s+Label\s+expired 120m ago\s+False\s+False\s+CA certificate expired
+soon\s+soon-ca\s+Label\s+in 36h\s+False\s+True\s+CA certificate projected
+late\s+late-ca\s+Label\s+in 3y\d*d?\s+True\s+True\s+CA certificate projected$`))
 			},
 		},
 		"a section the user may not read says so in one line and hides none of the others": {
@@ -159,20 +170,21 @@ late\s+late-ca\s+Label\s+in 3y\d*d?\s+True\s+CA certificate projected$`))
 				g.Expect(s["Trust anchors"]).To(Equal("Trust anchors in demo: none"))
 			},
 		},
-		"accounts show the origin, how long ago the password changed, by whom, and whether the engine applied it": {
+		"accounts show the origin, how long ago the password changed, by whom, whether the engine applied it, suspension and Ready": {
 			summary: &summary{Accounts: section[accessv1.Account]{Items: []accessv1.Account{
-				withApplied(accountView("pg-app", "Minted", at(-3*time.Minute), "jane"), "True", "RoleReconciled"),
-				withApplied(accountView("pg-admin", "NotIssued", nil, ""), "Unknown", "NotIssued"),
-				withApplied(accountView("pg-ro", "Minted", at(-2*time.Minute), "joe"), "False", "RoleCannotReconcile"),
+				withReady(withApplied(accountView("pg-app", "Minted", at(-3*time.Minute), "jane"), "True", "RoleReconciled"), "True", "account Secret is in place", false),
+				withReady(withApplied(accountView("pg-admin", "NotIssued", nil, ""), "Unknown", "NotIssued"), "True", "account Secret is in place", true),
+				withReady(withApplied(accountView("pg-ro", "Minted", at(-2*time.Minute), "joe"), "False", "RoleCannotReconcile"), "False",
+					"Secret pg.pg-ro.account was not created by credo;\nit is never written", false),
 				accountView("pg-new", "NotIssued", nil, ""),
 			}}},
 			assert: func(g *WithT, s map[string]string, _ int) {
 				g.Expect(s["Accounts"]).To(MatchRegexp(`^Accounts in demo:
-NAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\s+APPLIED
-pg-admin\s+pg\s+pg-admin\s+tenant\s+NotIssued\s+-\s+-\s+Unknown/NotIssued
-pg-app\s+pg\s+pg-app\s+tenant\s+Minted\s+3m ago\s+jane\s+True/RoleReconciled
-pg-new\s+pg\s+pg-new\s+tenant\s+NotIssued\s+-\s+-\s+-
-pg-ro\s+pg\s+pg-ro\s+tenant\s+Minted\s+2m ago\s+joe\s+False/RoleCannotReconcile$`))
+NAME\s+RELEASE\s+USERNAME\s+OWNER\s+ORIGIN\s+LAST CHANGE\s+BY\s+APPLIED\s+SUSPENDED\s+READY\s+STATUS
+pg-admin\s+pg\s+pg-admin\s+tenant\s+NotIssued\s+-\s+-\s+Unknown/NotIssued\s+True\s+True\s+account Secret is in place
+pg-app\s+pg\s+pg-app\s+tenant\s+Minted\s+3m ago\s+jane\s+True/RoleReconciled\s+False\s+True\s+account Secret is in place
+pg-new\s+pg\s+pg-new\s+tenant\s+NotIssued\s+-\s+-\s+-\s+False\s+-\s+-
+pg-ro\s+pg\s+pg-ro\s+tenant\s+Minted\s+2m ago\s+joe\s+False/RoleCannotReconcile\s+False\s+False\s+Secret pg.pg-ro.account was not created by credo; it is never written$`))
 			},
 		},
 		"workloads show when renewal is due and when they expire, soonest expiry first": {

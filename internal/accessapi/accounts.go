@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -139,6 +140,7 @@ func (o *Operations) view(acct *credv1.CredentialAccount, s *metav1.PartialObjec
 			Owner:      string(acct.GetOwner()),
 			Format:     acct.Spec.Format.Name,
 			FormatKind: string(acct.GetFormatKind()),
+			Suspend:    acct.Spec.Suspend,
 		},
 		Status: accessv1.AccountStatus{SecretName: acct.SecretName()},
 	}
@@ -159,6 +161,9 @@ func (o *Operations) view(acct *credv1.CredentialAccount, s *metav1.PartialObjec
 	}
 	if c := conditions.Get(acct, credv1.AppliedCondition); c != nil {
 		v.Status.Applied = &accessv1.AccountApplied{Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+	}
+	if c := conditions.Get(acct, meta.ReadyCondition); c != nil {
+		v.Status.Ready = &accessv1.AccountReady{Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 	}
 	return v
 }

@@ -191,6 +191,8 @@ func TestAccountViewHoldsNoPasswordAndItsVersionMints(t *testing.T) {
 		g.Expect(vc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &a)).To(Succeed())
 		return a.Status.Applied
 	}, "20s", "100ms").Should(And(Not(BeNil()), HaveField("Status", "Unknown"), HaveField("Reason", credv1.EngineNotObservedReason)))
+	// And its Ready condition, as kubectl credo get shows it.
+	g.Expect(a.Status.Ready).To(And(Not(BeNil()), HaveField("Status", "True")))
 	g.Expect(a.Spec).To(Equal(accessv1.AccountSpec{Release: "db", Username: "app", Owner: "tenant", Format: verifier.Plain, FormatKind: "BuiltIn"}))
 	g.Expect(a.Status.SecretName).To(Equal(s.Name))
 	g.Expect(a.Status.SecretResourceVersion).To(Equal(stored.ResourceVersion))

@@ -29,6 +29,7 @@ const (
 	accountStatusType    = typePrefix + "AccountStatus"
 	accountOperationType = typePrefix + "AccountOperation"
 	accountAppliedType   = typePrefix + "AccountApplied"
+	accountReadyType     = typePrefix + "AccountReady"
 )
 
 // accountKinds are the kinds among the account models, tagged with their
@@ -60,6 +61,7 @@ func accountDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPID
 			"owner":      str("Owner is tenant (minted through this API) or platform (generated and kept by credo)."),
 			"format":     str("Format is the name of the format the password is stored in."),
 			"formatKind": str("FormatKind is where the verifier is computed: BuiltIn or Webhook."),
+			"suspend":    boolean("Suspend is the CredentialAccount's spec.suspend: while set, the controller does not reconcile the account."),
 		}, nil),
 		accountStatusType: object("AccountStatus is the account Secret as a tenant may see it: name, version and record, never the password.", map[string]spec.Schema{
 			"secretName":            str("SecretName is the account Secret."),
@@ -68,7 +70,13 @@ func accountDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPID
 			"lastChange":            timeRef(ref, "LastChange is when the password last changed."),
 			"history":               arrayOf(ref, accountOperationType, "History holds the last operations, newest last."),
 			"applied":               refTo(ref, accountAppliedType, "Applied is the CredentialAccount's Applied condition: whether the engine is known to use the current password."),
-		}, nil, t, accountOperationType, accountAppliedType),
+			"ready":                 refTo(ref, accountReadyType, "Ready is the CredentialAccount's Ready condition: whether its Secret is in place and delivered, and if not, why."),
+		}, nil, t, accountOperationType, accountAppliedType, accountReadyType),
+		accountReadyType: object("AccountReady is the CredentialAccount's Ready condition.", map[string]spec.Schema{
+			"status":  str("Status is True, False or Unknown."),
+			"reason":  str("Reason is the condition's reason, e.g. Succeeded, ReleaseSuspended."),
+			"message": str("Message says what is in place, or what is wrong and what to do."),
+		}, []string{"status", "reason"}),
 		accountAppliedType: object("AccountApplied says whether the engine is known to use the account's current password: the CredentialAccount's Applied condition.", map[string]spec.Schema{
 			"status":  str("Status is True, False or Unknown."),
 			"reason":  str("Reason is the condition's reason, e.g. ReleaseReconciled, RolePending, EngineNotObserved."),
@@ -91,4 +99,8 @@ func arrayOf(ref common.ReferenceCallback, name, description string) spec.Schema
 		},
 		VendorExtensible: spec.VendorExtensible{Extensions: spec.Extensions{"x-kubernetes-list-type": "atomic"}},
 	}
+}
+
+func boolean(description string) spec.Schema {
+	return spec.Schema{SchemaProps: spec.SchemaProps{Description: description, Type: []string{"boolean"}, Default: false}}
 }

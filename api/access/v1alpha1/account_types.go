@@ -34,6 +34,10 @@ type AccountSpec struct {
 	Format string `json:"format"`
 	// formatKind is where the verifier is computed: BuiltIn or Webhook.
 	FormatKind string `json:"formatKind"`
+	// suspend is the CredentialAccount's spec.suspend: while set, the
+	// controller does not reconcile the account.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // AccountOperation is one entry of an account's history. It never holds a password.
@@ -70,6 +74,21 @@ type AccountStatus struct {
 	// engine is known to use the current password.
 	// +optional
 	Applied *AccountApplied `json:"applied,omitempty"`
+	// ready is the CredentialAccount's Ready condition: whether its Secret
+	// is in place and delivered, and if not, why.
+	// +optional
+	Ready *AccountReady `json:"ready,omitempty"`
+}
+
+// AccountReady is the CredentialAccount's Ready condition.
+type AccountReady struct {
+	// status is True, False or Unknown.
+	Status string `json:"status"`
+	// reason is the condition's reason, e.g. Succeeded, ReleaseSuspended.
+	Reason string `json:"reason"`
+	// message says what is in place, or what is wrong and what to do.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // AccountApplied says whether the engine is known to use the account's
