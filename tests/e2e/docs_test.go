@@ -79,6 +79,17 @@ func TestDocs(t *testing.T) {
 		}
 	}()
 
+	// A reader starts a few seconds after make dev's welcome, once the
+	// samples settled: their accounts and the enrollment CA's anchor.
+	for _, args := range [][]string{
+		{"wait", "credentialaccounts", "--all", "-n", "tenant-demo", "--for=condition=ready", "--timeout=2m"},
+		{"wait", "trustanchor/" + devenv.InstallRelease, "-n", devenv.PlatformNamespace, "--for=condition=ready", "--timeout=2m"},
+	} {
+		if out, err := env.Kubectl(ctx, args...); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			dir := docsWorkdir(t, root, env)
