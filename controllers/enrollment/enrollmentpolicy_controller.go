@@ -37,6 +37,10 @@ import (
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=enrollmentpolicies/status,verbs=get;patch
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=jointokens,verbs=get;list;watch
 
+// tokenReadyRetry is how soon a policy is reconciled again when the Ready
+// condition of one of its join tokens could not be written.
+const tokenReadyRetry = 5 * time.Second
+
 // EnrollmentFieldOwner is the field manager of the enrollment controllers' writes.
 const EnrollmentFieldOwner = "credo-enrollment-controller"
 
@@ -129,8 +133,9 @@ func (r *EnrollmentPolicyReconciler) reconcilePolicy(ctx context.Context, policy
 
 // count sets status.tokens (the policy's join tokens neither revoked nor
 // expired) and status.enrollments (its Workloads), marks each token Ready or
-// not (markTokens), and returns when the first counted token expires (zero
-// when none is counted).
+// not (markTokens), and returns when the policy must be counted again: when
+// the first counted token expires, or sooner when a token's Ready could not
+// be written (zero when neither).
 func (r *EnrollmentPolicyReconciler) count(ctx context.Context, policy *enrollv1.EnrollmentPolicy, now time.Time) (time.Time, error) {
 	of := []client.ListOption{
 		client.InNamespace(policy.Namespace),
@@ -142,11 +147,14 @@ func (r *EnrollmentPolicyReconciler) count(ctx context.Context, policy *enrollv1
 	if err := r.List(ctx, &tokens, of...); err != nil {
 		return time.Time{}, fmt.Errorf("listing join tokens: %w", err)
 	}
+	var next time.Time
 	if err := r.markTokens(ctx, policy, tokens.Items, now); err != nil {
-		return time.Time{}, err
+		// A token's Ready only reports: it never fails the policy, and is
+		// written again shortly.
+		ctrl.LoggerFrom(ctx).Info("could not write the Ready condition of a join token; retrying", "error", err.Error())
+		next = now.Add(tokenReadyRetry)
 	}
 	var usable int32
-	var next time.Time
 	for i := range tokens.Items {
 		t := &tokens.Items[i]
 		// A token is counted as the enrollment server judges it.
