@@ -43,7 +43,7 @@ progress() {
   (
     # The sleep is killed with the ticker: a leftover sleep would hold the caller's
     # stdout open, and $(...) around the build would wait for it.
-    local nap
+    local nap=""
     trap 'kill "$nap" 2>/dev/null; exit 0' TERM
     while :; do
       sleep "$PROGRESS_EVERY" &
