@@ -35,8 +35,10 @@ import (
 
 // tokenPrefix starts every reconcile.fluxcd.io/requestedAt value credo
 // writes; the rest is the time of the request, RFC 3339 with nanoseconds.
-// One controller's clock issues them all, so a later credo token handled
-// by helm-controller covers every earlier one.
+// A later token handled by helm-controller covers an earlier one only when
+// credo issued it: the tenant may write the annotation of its release (any
+// value, "credo:" and a time far ahead included), never an account's
+// status, where credo records each token it issues (issuedTokens).
 const tokenPrefix = "credo:"
 
 // reconcileToken is the requestedAt value of a request made at t.
@@ -54,12 +56,34 @@ func tokenTime(v string) (time.Time, bool) {
 	return t, err == nil
 }
 
-// covers reports whether the requestedAt value v is a credo token made at
-// or after the token ours.
-func covers(v, ours string) bool {
+// covers reports whether the requestedAt value v is ours, or a token credo
+// issued (one of issued) made at or after ours.
+func covers(v, ours string, issued map[string]bool) bool {
+	if v == ours {
+		return true
+	}
+	if !issued[v] {
+		return false
+	}
 	t, ok := tokenTime(v)
 	o, ok2 := tokenTime(ours)
 	return ok && ok2 && !t.Before(o)
+}
+
+// issuedTokens are the reconcile tokens the accounts of hr recorded in
+// their status: the tokens credo issued that are still current.
+func (r *CredentialAccountReconciler) issuedTokens(ctx context.Context, hr *helmv2.HelmRelease) (map[string]bool, error) {
+	var list credv1.CredentialAccountList
+	if err := r.List(ctx, &list, client.InNamespace(hr.Namespace), client.MatchingFields{accountReleaseIndex: hr.Name}); err != nil {
+		return nil, fmt.Errorf("listing the accounts of HelmRelease %s: %w", hr.Name, err)
+	}
+	out := map[string]bool{}
+	for i := range list.Items {
+		if req := list.Items[i].Status.AppliedRequest; req != nil {
+			out[req.Token] = true
+		}
+	}
+	return out, nil
 }
 
 // patchRelease applies mutate to hr and requests a reconcile with a credo
@@ -91,8 +115,16 @@ func (r *CredentialAccountReconciler) patchRelease(ctx context.Context, hr *helm
 // later credo token) and the release is Ready, at its generation, with its
 // latest attempted values deployed.
 func (r *CredentialAccountReconciler) releaseApplied(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) (consumerState, error) {
+	if !carries(hr, acct) {
+		// A release applied from Git that was never given the entry.
+		return appliedFalse(credv1.ValuesNotDeliveredReason, "HelmRelease %s has no valuesFrom entry for Secret %s", hr.Name, s.Name), nil
+	}
+	issued, err := r.issuedTokens(ctx, hr)
+	if err != nil {
+		return appliedUnknown(credv1.ObserveFailedReason, "HelmRelease %s: the reconcile requests credo made could not be listed", hr.Name), err
+	}
 	req := acct.Status.AppliedRequest
-	stale := req == nil || req.SecretResourceVersion != s.ResourceVersion || requestLost(hr, req.Token)
+	stale := req == nil || req.SecretResourceVersion != s.ResourceVersion || requestLost(hr, req.Token, issued)
 	if stale && hr.Spec.Suspend {
 		// Requested once it is resumed: a change of its generation.
 		return releasePending(hr, "credo requests a reconcile once it is resumed"), nil
@@ -106,8 +138,7 @@ func (r *CredentialAccountReconciler) releaseApplied(ctx context.Context, acct *
 		acct.Status.AppliedRequest = &credv1.AppliedRequest{Token: token, SecretResourceVersion: s.ResourceVersion}
 		return releasePending(hr, "reconcile requested"), nil
 	}
-	handled := hr.Status.LastHandledReconcileAt
-	if handled != req.Token && !covers(handled, req.Token) {
+	if !covers(hr.Status.LastHandledReconcileAt, req.Token, issued) {
 		return releasePending(hr, "helm-controller has not handled the reconcile credo requested"), nil
 	}
 	ready := conditions.Get(hr, meta.ReadyCondition)
@@ -154,8 +185,22 @@ func releasePending(hr *helmv2.HelmRelease, why string) consumerState {
 // annotation is another value that is no later credo token) and was not
 // handled before (helm-controller's last handled value is neither it nor a
 // later credo token): credo must request again.
-func requestLost(hr *helmv2.HelmRelease, token string) bool {
-	ann := hr.Annotations[meta.ReconcileRequestAnnotation]
-	handled := hr.Status.LastHandledReconcileAt
-	return ann != token && !covers(ann, token) && handled != token && !covers(handled, token)
+func requestLost(hr *helmv2.HelmRelease, token string, issued map[string]bool) bool {
+	return !covers(hr.Annotations[meta.ReconcileRequestAnnotation], token, issued) &&
+		!covers(hr.Status.LastHandledReconcileAt, token, issued)
+}
+
+// carries reports whether hr's valuesFrom has acct's entry.
+func carries(hr *helmv2.HelmRelease, acct *credv1.CredentialAccount) bool {
+	if acct.Spec.ValuesFrom == nil {
+		return false
+	}
+	want := valuesRef(acct)
+	for _, v := range hr.Spec.ValuesFrom {
+		v.Optional = false
+		if v == want {
+			return true
+		}
+	}
+	return false
 }

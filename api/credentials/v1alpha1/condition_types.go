@@ -62,6 +62,12 @@ const (
 	// helm-controller's Ready reason.
 	ReleaseFailedReason string = "ReleaseFailed"
 
+	// ValuesNotDeliveredReason (Applied=False): the account delivers
+	// through valuesFrom, but the HelmRelease has no entry for its Secret
+	// (a release applied from Git that was not given it: ManagedByGitOps),
+	// so the engine never reads it.
+	ValuesNotDeliveredReason string = "ValuesNotDelivered"
+
 	// RoleReconciledReason (Applied=True): the CloudNativePG Cluster reports
 	// the role reconciled with the Secret's current resourceVersion.
 	RoleReconciledReason string = "RoleReconciled"
