@@ -73,6 +73,9 @@ func (l sweepLoop) NeedLeaderElection() bool { return true }
 // the next tick.
 func (l sweepLoop) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("sweep")
+	if err := l.r.dropLegacyFinalizers(ctx); err != nil {
+		log.Error(err, "removing the finalizer earlier versions put on CredentialAccounts")
+	}
 	t := time.NewTicker(l.interval)
 	defer t.Stop()
 	for {
@@ -87,6 +90,21 @@ func (l sweepLoop) Start(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// dropLegacyFinalizers removes LegacyFinalizer from every account of the
+// shard at start-up, the suspended ones included, which are not reconciled
+// (an account being deleted is: its Finalize step removes it).
+func (r *CredentialAccountReconciler) dropLegacyFinalizers(ctx context.Context) error {
+	var list credv1.CredentialAccountList
+	if err := r.List(ctx, &list); err != nil {
+		return fmt.Errorf("listing CredentialAccounts: %w", err)
+	}
+	var errs []error
+	for i := range list.Items {
+		errs = append(errs, r.dropLegacyFinalizer(ctx, &list.Items[i]))
+	}
+	return errors.Join(errs...)
 }
 
 // liveSet is the UIDs of the objects of one kind that exist.

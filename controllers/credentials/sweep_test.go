@@ -51,6 +51,23 @@ func TestAccountsCarryNoFinalizerAndTheLegacyOneIsRemoved(t *testing.T) {
 	}
 }
 
+// A suspended account is not reconciled, and so keeps the legacy
+// finalizer until the start-up pass removes it: a namespace holding one
+// must not wedge either.
+func TestTheStartUpPassRemovesTheLegacyFinalizerOfSuspendedAccounts(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	acct := newAccount(t, ns, "dormant", "db", "dormant", verifier.MySQLNative, func(a *credv1.CredentialAccount) {
+		a.Finalizers = []string{LegacyFinalizer}
+		a.Spec.Suspend = true
+	})
+	r := &CredentialAccountReconciler{Client: env.Client}
+	g.Expect(r.dropLegacyFinalizers(ctx)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(acct), acct)).To(Succeed())
+	g.Expect(acct.Finalizers).To(BeEmpty())
+}
+
 // A platform account's kept password records the UIDs of the tenant
 // namespace and of the release; the account Secret records the release's.
 func TestRecordsAreBoundToNamespaceAndReleaseUIDs(t *testing.T) {
@@ -138,8 +155,9 @@ func TestApplicationMadeAgainNeverGetsTheEarlierPassword(t *testing.T) {
 }
 
 // A deleted account's Secret and kept password are swept as soon as the
-// deletion is seen, and the valuesFrom entry goes with the Secret; another
-// account's records are left alone.
+// deletion is seen; another account's records are left alone. (The
+// valuesFrom entry going with the Secret is
+// TestClickHouseAccountIsDeliveredThroughValuesFrom's.)
 func TestDeletedAccountIsSweptAtOnce(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
