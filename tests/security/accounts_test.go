@@ -81,6 +81,12 @@ func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
 	rotationForged := cur.DeepCopy()
 	rotationForged.Annotations[accountKeys.MigratedRotation()] = "2026-01-01T00:00:00Z"
 	expectRefused(g, tenant.Update(ctx, rotationForged), "recording a migration rotation that never happened, which would stop it")
+	rebound := cur.DeepCopy()
+	if rebound.Labels == nil {
+		rebound.Labels = map[string]string{}
+	}
+	rebound.Labels[accountKeys.ReleaseUID] = "an-earlier-release"
+	expectRefused(g, tenant.Update(ctx, rebound), "binding the Secret to another release, which would have it deleted and migrate skip it")
 	exposed := cur.DeepCopy()
 	exposed.Annotations[accountKeys.PreviouslyExposed()] = "2026-01-01T00:00:00Z"
 	g.Expect(credo.Update(ctx, exposed, client.FieldOwner(account.FieldOwner))).To(Succeed())
