@@ -138,12 +138,15 @@ func plan(keys account.Keys, st state) Release {
 		password, exposed := st.credentials.Data[acct.Spec.Username]
 		origin := credv1.Origin(s.Annotations[keys.Origin])
 		switch {
-		case step.Owner == credv1.OwnerPlatform && !exposed:
-			step.Action, step.Reason = ActionSkip, NotExposedReason
 		case step.Owner == credv1.OwnerPlatform && s.Annotations[keys.MigratedRotation()] != "":
 			step.Action, step.Reason = ActionSkip, AlreadyRotatedReason
-		case step.Owner == credv1.OwnerPlatform:
+		case step.Owner == credv1.OwnerPlatform && exposed:
 			step.Action, step.Reason = ActionRotate, ExposedReason
+		case step.Owner == credv1.OwnerPlatform:
+			// <release>-credentials is the tenant's to write, and Helm
+			// history keeps earlier renderings: a key missing now proves
+			// nothing the tenant could not read.
+			step.Action, step.Reason = ActionRotate, MaybeExposedReason
 		case origin == credv1.OriginMinted || origin == credv1.OriginRevoked:
 			step.Action, step.Reason = ActionSkip, NewerPasswordReason
 		case !exposed:

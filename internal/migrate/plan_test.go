@@ -99,25 +99,26 @@ func TestPlan(t *testing.T) {
 		skip       string
 		want       map[string]string
 	}{
-		{name: "tenant accounts are carried over and the exposed platform account is rotated", want: map[string]string{
-			"alice": "migrate/CarryOver", "bob": "migrate/CarryOver", "root": "rotate/Exposed", "backup": "skip/NotExposed"}},
+		{name: "tenant accounts are carried over and every platform account is rotated once, exposed or not now", want: map[string]string{
+			"alice": "migrate/CarryOver", "bob": "migrate/CarryOver", "root": "rotate/Exposed", "backup": "rotate/MaybeExposed"}},
 		{name: "a re-run finds migrated tenant accounts up to date and the platform account rotated",
 			beforeFunc: func(st *state) {
 				st.secrets["alice"] = accountSecret(alice, credv1.OriginMigrated, "a-pass", keys.PreviouslyExposed())
 				st.secrets["bob"] = accountSecret(bob, credv1.OriginMigrated, "b-pass", keys.PreviouslyExposed())
 				st.secrets["root"] = accountSecret(root, credv1.OriginGenerated, "", keys.MigratedRotation())
+				st.secrets["backup"] = accountSecret(backup, credv1.OriginGenerated, "", keys.MigratedRotation())
 			},
-			want: map[string]string{"alice": "skip/UpToDate", "bob": "skip/UpToDate", "root": "skip/AlreadyRotated", "backup": "skip/NotExposed"}},
+			want: map[string]string{"alice": "skip/UpToDate", "bob": "skip/UpToDate", "root": "skip/AlreadyRotated", "backup": "skip/AlreadyRotated"}},
 		{name: "a minted or revoked account is never given the chart's older password",
 			beforeFunc: func(st *state) {
 				st.secrets["alice"] = accountSecret(alice, credv1.OriginMinted, "")
 				st.secrets["bob"] = accountSecret(bob, credv1.OriginRevoked, "")
 				delete(st.credentials.Data, "bob")
 			},
-			want: map[string]string{"alice": "skip/NewerPassword", "bob": "skip/NewerPassword", "root": "rotate/Exposed", "backup": "skip/NotExposed"}},
+			want: map[string]string{"alice": "skip/NewerPassword", "bob": "skip/NewerPassword", "root": "rotate/Exposed", "backup": "rotate/MaybeExposed"}},
 		{name: "a chart password changed since the last run is carried over again",
 			beforeFunc: func(st *state) { st.secrets["alice"] = accountSecret(alice, credv1.OriginMigrated, "older") },
-			want:       map[string]string{"alice": "migrate/ChangedSinceMigration", "bob": "migrate/CarryOver", "root": "rotate/Exposed", "backup": "skip/NotExposed"}},
+			want:       map[string]string{"alice": "migrate/ChangedSinceMigration", "bob": "migrate/CarryOver", "root": "rotate/Exposed", "backup": "rotate/MaybeExposed"}},
 		{name: "a missing HelmRelease skips the release", beforeFunc: func(st *state) { st.hr = nil }, skip: HelmReleaseNotFoundReason},
 		{name: "a suspended release is skipped", beforeFunc: func(st *state) { st.hr.Spec.Suspend = true }, skip: SuspendedReason},
 		{name: "a release not Ready is skipped", beforeFunc: func(st *state) { st.hr.Status.Conditions[0].Status = metav1.ConditionFalse }, skip: NotReadyReason},

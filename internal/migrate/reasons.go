@@ -59,9 +59,6 @@ const (
 	// AlreadyRotatedReason: the migration rotated this platform account
 	// before.
 	AlreadyRotatedReason = "AlreadyRotated"
-	// NotExposedReason: the platform account's username is not a key of
-	// <release>-credentials; the tenant could not read its password there.
-	NotExposedReason = "NotExposed"
 )
 
 // Reasons an account is written.
@@ -75,4 +72,9 @@ const (
 	// ExposedReason: a platform account's password was readable in
 	// <release>-credentials; it is rotated once.
 	ExposedReason = "Exposed"
+	// MaybeExposedReason: a platform account's username is no key of
+	// <release>-credentials now, but the tenant may write that Secret and
+	// Helm history keeps earlier renderings: it is rotated once all the
+	// same.
+	MaybeExposedReason = "MaybeExposed"
 )
