@@ -54,7 +54,9 @@ func TestHeadlessPipelineGuide(t *testing.T) {
 	// The guide's first manifest, in a namespace of the test's own.
 	guide, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "docs", "guides", "headless-pipelines.md"))
 	g.Expect(err).NotTo(HaveOccurred())
-	manifest := firstBlock(string(guide), "```yaml\n")
+	// It is applied from a here-document in a shell block.
+	_, manifest, _ := strings.Cut(firstBlock(string(guide), "```sh\n"), "<<'EOF'\n")
+	manifest, _, _ = strings.Cut(manifest, "\nEOF\n")
 	g.Expect(manifest).To(ContainSubstring("name: credo-mint"))
 	path := filepath.Join(t.TempDir(), "deployer.yaml")
 	g.Expect(os.WriteFile(path, []byte(strings.ReplaceAll(manifest, "namespace: tenant-demo", "namespace: "+ns)), 0o600)).To(Succeed())
