@@ -97,13 +97,16 @@ func main() {
 	if err := controllers.Setup(ctx, setup, enrollOpts); err != nil {
 		fail(err, "unable to set up the controllers")
 	}
+	if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		fail(err, "unable to index enrollment objects")
+	}
 
 	authority, getCert, err := certificateAuthority(mgr, authorityKind, caOpts, cmOpts, listen, setup.Recorder)
 	if err != nil {
 		fail(err, "unable to set up the certificate authority")
 	}
 	srvOpts.Log = ctrl.Log.WithName("enrollment-server")
-	srv, err := controllers.NewServer(setup, authority, srvOpts)
+	srv, err := enrollment.New(mgr, authority, setup.Recorder, srvOpts)
 	if err != nil {
 		fail(err, "unable to set up the enrollment server")
 	}
