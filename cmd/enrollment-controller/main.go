@@ -97,16 +97,13 @@ func main() {
 	if err := controllers.Setup(ctx, setup, enrollOpts); err != nil {
 		fail(err, "unable to set up the controllers")
 	}
-	if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
-		fail(err, "unable to index enrollment objects")
-	}
 
 	authority, getCert, err := certificateAuthority(mgr, authorityKind, caOpts, cmOpts, listen, setup.Recorder)
 	if err != nil {
 		fail(err, "unable to set up the certificate authority")
 	}
 	srvOpts.Log = ctrl.Log.WithName("enrollment-server")
-	srv, err := enrollment.New(mgr, authority, setup.Recorder, srvOpts)
+	srv, err := controllers.NewServer(setup, authority, srvOpts)
 	if err != nil {
 		fail(err, "unable to set up the enrollment server")
 	}

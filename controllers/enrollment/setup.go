@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/shard"
@@ -70,12 +71,15 @@ func ConfigureCache(o *ctrl.Options, _ shard.Shard) {
 	o.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
 }
 
-// Setup registers the field indexes and the EnrollmentPolicy and Workload
-// reconcilers with the manager: cmd/enrollment-controller and the tests
-// build them here alike.
+// Setup registers the field indexes (the reconcilers' and the enrollment
+// server's) and the EnrollmentPolicy and Workload reconcilers with the
+// manager: cmd/enrollment-controller and the tests build them here alike.
 func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	mgr := s.Manager
 	if err := IndexEnrollmentFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	rOpts := EnrollmentReconcilerOptions{MaxConcurrentReconciles: o.Concurrent, Shard: s.Shard}
@@ -94,4 +98,12 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 		return fmt.Errorf("setting up the Workload controller: %w", err)
 	}
 	return nil
+}
+
+// NewServer builds the enrollment server on the manager Setup registered
+// the reconcilers on, so that it answers agents while the Workload
+// reconciler writes the same Workloads: cmd/enrollment-controller and the
+// tests of the shipped wiring build it here alike.
+func NewServer(s *manager.Setup, authority ca.CertificateAuthority, opts enrollment.Options) (*enrollment.Server, error) {
+	return enrollment.New(s.Manager, authority, s.Recorder, opts)
 }
