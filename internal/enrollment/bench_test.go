@@ -38,6 +38,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	controllers "github.com/credo-dev/credo/controllers/enrollment"
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/pkg/enrollapi"
@@ -83,7 +84,7 @@ func benchServer(b *testing.B) string {
 	// measures the server, not the pending limit.
 	srvOpts.Limits.MaxPendingPerToken = 4 * benchClients
 	srvOpts.Log = ctrl.Log.WithName("bench")
-	srv, err := enrollment.New(cluster, authority, nil, srvOpts)
+	srv, err := controllers.NewServer(env.Setup, authority, srvOpts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca"
@@ -49,8 +50,10 @@ func TestAPolicyOverThePlatformMaximumSignsNothing(t *testing.T) {
 		t.Fatalf("notAfter %s is beyond now + the maximum (%s)", w.cert.NotAfter, limit)
 	}
 
+	before := p.DeepCopy()
 	p.Spec.CertificateTTL = &metav1.Duration{Duration: maxTTL + time.Hour}
-	if err := k8s.Update(context.Background(), p); err != nil {
+	// A patch: the EnrollmentPolicy reconciler writes the policy's status meanwhile.
+	if err := k8s.Patch(context.Background(), p, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {

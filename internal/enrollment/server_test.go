@@ -30,6 +30,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/enrollment"
@@ -107,8 +108,10 @@ func TestRefusedEnrollmentsRecordNothingAndDoNotBurnTheToken(t *testing.T) {
 	token, jt := newToken(t, p, time.Hour)
 	expired, _ := newToken(t, p, -time.Minute)
 	revoked, rjt := newToken(t, p, time.Hour)
+	before := rjt.DeepCopy()
 	rjt.Spec.Revoked = true
-	if err := k8s.Update(context.Background(), rjt); err != nil {
+	// A patch: the EnrollmentPolicy reconciler writes the token's status meanwhile.
+	if err := k8s.Patch(context.Background(), rjt, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
@@ -295,8 +298,10 @@ func TestRevokedPolicyEnrollsAndRenewsNothing(t *testing.T) {
 	token, _ := newToken(t, p, time.Hour)
 	w := enroll(t, base, token, nil)
 
+	before := p.DeepCopy()
 	p.Spec.Revoked = true
-	if err := k8s.Update(context.Background(), p); err != nil {
+	// A patch: the EnrollmentPolicy reconciler writes the policy's status meanwhile.
+	if err := k8s.Patch(context.Background(), p, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {

@@ -31,6 +31,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	controllers "github.com/credo-dev/credo/controllers/enrollment"
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/tests/controlplane"
@@ -55,12 +56,15 @@ func serverNow() time.Time { return time.Now().Add(time.Duration(clockOffset.Loa
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{
-		ControlPlane: controlplane.Options{NoControllerManager: true},
-		LogLevel:     zapcore.Level(-2),
+		ControlPlane:   controlplane.Options{NoControllerManager: true},
+		LogLevel:       zapcore.Level(-2),
+		ControllerName: controllers.ControllerName,
+		ConfigureCache: controllers.ConfigureCache,
 	}, func(ctx context.Context, e *testenv.Env) error {
 		env, k8s = e, e.Client
 		mgr := e.Setup.Manager
-		if err := enrollment.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		// The reconcilers run beside the servers, as in the binary.
+		if err := controllers.Setup(ctx, e.Setup, controllers.Options{Concurrent: 2, Limits: enrollment.DefaultLimits()}); err != nil {
 			return err
 		}
 		reader, cluster = mgr.GetCache(), mgr
