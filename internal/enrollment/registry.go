@@ -102,7 +102,16 @@ func (s *Server) usableToken(ctx context.Context, jt *enrollv1.JoinToken) (*enro
 
 func (s *Server) usablePolicy(ctx context.Context, namespace, name string) (*enrollv1.EnrollmentPolicy, *apiError) {
 	var p enrollv1.EnrollmentPolicy
-	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &p); err != nil {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	err := s.Reader.Get(ctx, key, &p)
+	if apierrors.IsNotFound(err) {
+		// A policy created a moment before its token may not be in the
+		// cache yet, while the token was found uncached: confirm with the
+		// API server before calling the policy gone. Only a caller with a
+		// matching token or a valid certificate pays this read.
+		err = s.APIReader.Get(ctx, key, &p)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, &apiError{status: 403, reason: enrollapi.ReasonPolicyRevoked,
 				msg: fmt.Sprintf("enrollment policy %s/%s no longer exists", namespace, name)}

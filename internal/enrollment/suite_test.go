@@ -109,6 +109,7 @@ func (c *memoryCA) servingCert() (tls.Certificate, error) {
 
 // serverSetup is what a test may change before its server is built.
 type serverSetup struct {
+	cluster  enrollment.Cluster
 	opts     enrollment.Options
 	ca       ca.CertificateAuthority
 	recorder events.Recorder
@@ -125,6 +126,11 @@ func withRecorder(rec events.Recorder) func(*serverSetup) {
 
 func withLimits(mutate func(*enrollment.Limits)) func(*serverSetup) {
 	return func(s *serverSetup) { mutate(&s.opts.Limits) }
+}
+
+// withCluster builds the server on what wrap makes of the suite's manager.
+func withCluster(wrap func(enrollment.Cluster) enrollment.Cluster) func(*serverSetup) {
+	return func(s *serverSetup) { s.cluster = wrap(s.cluster) }
 }
 
 func withCA(authority ca.CertificateAuthority) func(*serverSetup) {
@@ -145,14 +151,14 @@ func startServer(t *testing.T, mutate ...func(*serverSetup)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setup := serverSetup{opts: enrollment.NewOptions(), ca: testCA}
+	setup := serverSetup{cluster: cluster, opts: enrollment.NewOptions(), ca: testCA}
 	setup.opts.FailedAttemptsBurst = 0
 	setup.opts.Now = serverNow
 	setup.opts.Log = ctrl.Log.WithName("enrollment")
 	for _, m := range mutate {
 		m(&setup)
 	}
-	srv, err := enrollment.New(cluster, setup.ca, setup.recorder, setup.opts)
+	srv, err := enrollment.New(setup.cluster, setup.ca, setup.recorder, setup.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
