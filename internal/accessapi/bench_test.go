@@ -27,6 +27,7 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/verifier"
+	"github.com/credo-dev/credo/tests/benchcost"
 	"github.com/credo-dev/credo/tests/latency"
 )
 
@@ -74,8 +75,6 @@ type mintLoad struct {
 	// rate, when not 0, is the number of mints started a second; 0: each
 	// client mints again as soon as it has its answer.
 	rate float64
-	// cost, when not nil, measures the timed part.
-	cost *mintCost
 }
 
 // runMints runs b.N mints and reports latency percentiles and throughput.
@@ -102,9 +101,7 @@ func runMints(b *testing.B, load mintLoad) {
 		latencies []time.Duration
 		failures  int
 	)
-	if load.cost != nil {
-		load.cost.begin(b)
-	}
+	meter := benchcost.Start(b, env.Config)
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -147,9 +144,7 @@ func runMints(b *testing.B, load mintLoad) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	if load.cost != nil {
-		load.cost.end(b)
-	}
+	meter.Stop(b, b.N).Report(b, "mint")
 	if failures > 0 {
 		b.Fatalf("%d of %d mints failed", failures, b.N)
 	}
