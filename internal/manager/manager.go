@@ -25,6 +25,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/metrics"
+	"github.com/fluxcd/pkg/runtime/pprof"
 	"github.com/fluxcd/pkg/runtime/probes"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -70,8 +71,11 @@ func New(controllerName string, scheme *runtime.Scheme, opts Options, configure 
 	restConfig := client.GetConfigOrDie(opts.Client)
 
 	mgrOpts := ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Scheme: scheme,
+		// As Flux's controllers do, the metrics endpoint serves Go's
+		// profiles under /debug/pprof (allocation sites and stacks; no
+		// object is in them).
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr, ExtraHandlers: pprof.GetHandlers()},
 		HealthProbeBindAddress:        opts.HealthAddr,
 		LeaderElection:                opts.LeaderElection.Enable,
 		LeaderElectionReleaseOnCancel: opts.LeaderElection.ReleaseOnCancel,
