@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
@@ -57,15 +58,16 @@ func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, jt, e)
 		return
 	}
-	// Counting and registering under the token's lock: concurrent requests
-	// of one token on this replica cannot both take the last place.
+	// Counting and reserving a place under the token's lock: concurrent
+	// requests of one token on this replica cannot both take the last one.
+	id := uuid.NewString()
 	unlock := s.pendingLocks.lock(jt.Namespace + "/" + jt.Name)
-	defer unlock()
-	if e := s.checkPending(r.Context(), jt); e != nil {
+	e = s.checkPending(r.Context(), jt, id)
+	unlock()
+	if e != nil {
 		s.refuse(w, jt, e)
 		return
 	}
-	id := uuid.NewString()
 	wl := &enrollv1.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: jt.Namespace},
 		Spec: enrollv1.WorkloadSpec{
@@ -73,6 +75,7 @@ func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	if err := s.Client.Create(r.Context(), wl); err != nil {
+		s.recent.forget(types.NamespacedName{Namespace: jt.Namespace, Name: jt.Name}, id)
 		s.fail(w, unavailable("registering the workload", err))
 		return
 	}
@@ -100,21 +103,29 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
-	// The token names the namespace: read the Workload there, uncached,
-	// since step 1 may have created it a moment ago.
-	wl, e := s.getWorkload(r.Context(), jt.Namespace, id)
+	// The token names the namespace. Step 1 may have created the Workload
+	// a moment ago: one the cache lacks, or holds refused, is read from the
+	// API server.
+	check := func(wl *enrollv1.Workload) *apiError {
+		if wl.Spec.Token != jt.Name {
+			return notRegisteredWith(id)
+		}
+		if wl.Status.Serial != "" {
+			return &apiError{status: http.StatusConflict, reason: enrollapi.ReasonBadRequest,
+				msg: fmt.Sprintf("workload %s already holds a certificate; it renews with it", id)}
+		}
+		return nil
+	}
+	wl, e := s.cachedWorkload(r.Context(), jt.Namespace, id, check)
 	if e != nil && e.status == http.StatusServiceUnavailable {
 		s.fail(w, e)
 		return
 	}
-	if e != nil || wl.Spec.Token != jt.Name {
-		s.refuse(w, jt, &apiError{status: http.StatusNotFound, reason: enrollapi.ReasonWorkloadNotFound,
-			msg: fmt.Sprintf("workload %s was not registered with this token; start the enrollment again", id)})
-		return
-	}
-	if wl.Status.Serial != "" {
-		s.refuse(w, jt, &apiError{status: http.StatusConflict, reason: enrollapi.ReasonBadRequest,
-			msg: fmt.Sprintf("workload %s already holds a certificate; it renews with it", id)})
+	if e != nil {
+		if e.reason == enrollapi.ReasonWorkloadNotFound {
+			e = notRegisteredWith(id)
+		}
+		s.refuse(w, jt, e)
 		return
 	}
 	csr, err := CheckCSR([]byte(req.CSR), id)
@@ -122,12 +133,12 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, jt, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
 		return
 	}
-	resp, e := s.issue(r.Context(), wl, policy, csr, false)
+	resp, e := s.issue(r.Context(), wl, policy, csr, false, check)
 	if e != nil {
 		s.fail(w, e)
 		return
 	}
-	s.recordUse(r.Context(), jt, id)
+	s.recordUse(jt, id)
 	s.event(wl, corev1.EventTypeNormal, enrollv1.EnrolledEventReason,
 		"enrolled with join token %s; certificate %s valid until %s", jt.Name, wl.Status.Serial, resp.NotAfter)
 	writeJSON(w, http.StatusOK, resp)
@@ -147,9 +158,16 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
-	wl, e := s.findWorkload(r.Context(), id)
-	if e != nil {
-		s.fail(w, e)
+	current := func(wl *enrollv1.Workload) *apiError {
+		if wl.Status.Serial == "" || wl.Status.Serial != serialHex(leaf) {
+			return &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonNotCurrent,
+				msg: fmt.Sprintf("certificate %s is not the current certificate of workload %s; only the latest certificate renews", serialHex(leaf), id)}
+		}
+		return nil
+	}
+	wl, notCurrent := s.findWorkload(r.Context(), id, current)
+	if wl == nil {
+		s.fail(w, notCurrent)
 		return
 	}
 	policy, e := s.usablePolicy(r.Context(), wl.Namespace, wl.Spec.Policy)
@@ -157,9 +175,8 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		s.refuseRenewal(w, wl, e)
 		return
 	}
-	if wl.Status.Serial == "" || wl.Status.Serial != serialHex(leaf) {
-		s.refuseRenewal(w, wl, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonNotCurrent,
-			msg: fmt.Sprintf("certificate %s is not the current certificate of workload %s; only the latest certificate renews", serialHex(leaf), id)})
+	if notCurrent != nil {
+		s.refuseRenewal(w, wl, notCurrent)
 		return
 	}
 	grace := policy.GetRenewalGrace()
@@ -174,7 +191,7 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		s.refuseRenewal(w, wl, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
 		return
 	}
-	resp, e := s.issue(r.Context(), wl, policy, csr, true)
+	resp, e := s.issue(r.Context(), wl, policy, csr, true, current)
 	if e != nil {
 		s.fail(w, e)
 		return
@@ -281,6 +298,11 @@ func (s *Server) authenticate(r *http.Request, id string) (*x509.Certificate, *a
 			msg: fmt.Sprintf("the client certificate is not workload %s's", id)}
 	}
 	return leaf, nil
+}
+
+func notRegisteredWith(id string) *apiError {
+	return &apiError{status: http.StatusNotFound, reason: enrollapi.ReasonWorkloadNotFound,
+		msg: fmt.Sprintf("workload %s was not registered with this token; start the enrollment again", id)}
 }
 
 func serialHex(c *x509.Certificate) string { return fmt.Sprintf("%x", c.SerialNumber) }

@@ -204,6 +204,20 @@ func getToken(t *testing.T, jt *enrollv1.JoinToken) *enrollv1.JoinToken {
 }
 
 // expectRefused asserts a refusal's status and reason.
+// tokenWithUses returns the token once its status counts want uses (the
+// server writes them every TokenUseFlush), or as it is after 5s.
+func tokenWithUses(t *testing.T, jt *enrollv1.JoinToken, want int64) *enrollv1.JoinToken {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := getToken(t, jt)
+		if got.Status.Uses == want || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func expectRefused(t *testing.T, what string, status int, e *enrollapi.Error, wantStatus int, wantReason string) {
 	t.Helper()
 	if e == nil {

@@ -28,8 +28,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca"
@@ -52,7 +50,8 @@ func Backdate(ttl, max time.Duration) time.Duration {
 // the new serial with a conditional update of the Workload's status. Only
 // after that write is the certificate returned: the registry always names
 // the one certificate that may renew.
-func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy, csr *x509.CertificateRequest, renewal bool) (*enrollapi.CertificateResponse, *apiError) {
+func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy, csr *x509.CertificateRequest,
+	renewal bool, check workloadCheck) (*enrollapi.CertificateResponse, *apiError) {
 	now := s.now()
 	ttl := policy.GetCertificateTTL()
 	maxTTL := s.Limits.MaxCertificateTTL
@@ -104,19 +103,37 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	nb, na := metav1.NewTime(cert.NotBefore), metav1.NewTime(cert.NotAfter)
 	ra := metav1.NewTime(enrollapi.RenewalStart(cert.NotBefore, cert.NotAfter))
 	at := metav1.NewTime(now)
-	wl.Status.Serial = serialHex(cert)
-	wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.RenewAfter = &nb, &na, &ra
-	if renewal {
-		wl.Status.LastRenewal = &at
-		wl.Status.Renewals++
-		reconciler.MarkState(wl, metav1.ConditionTrue, enrollv1.RenewedReason, "certificate renewed")
-	} else {
-		wl.Status.EnrolledAt = &at
-		reconciler.MarkState(wl, metav1.ConditionTrue, enrollv1.EnrolledReason, "enrolled; certificate issued")
+	record := func() error {
+		wl.Status.Serial = serialHex(cert)
+		wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.RenewAfter = &nb, &na, &ra
+		if renewal {
+			wl.Status.LastRenewal = &at
+			wl.Status.Renewals++
+			reconciler.MarkState(wl, metav1.ConditionTrue, enrollv1.RenewedReason, "certificate renewed")
+		} else {
+			wl.Status.EnrolledAt = &at
+			reconciler.MarkState(wl, metav1.ConditionTrue, enrollv1.EnrolledReason, "enrolled; certificate issued")
+		}
+		// Conditional on the version wl was read at: of two concurrent
+		// requests for one workload only one records its serial.
+		return s.Client.Status().Update(ctx, wl)
 	}
-	// wl was read uncached: the update is conditional on that version, so
-	// of two concurrent requests for one workload only one records its serial.
-	if err := s.Client.Status().Update(ctx, wl); err != nil {
+	err = record()
+	if apierrors.IsConflict(err) {
+		// wl may have come from a cache that lags, or another request
+		// recorded its certificate meanwhile: read it from the API server,
+		// check it again, and write conditionally on that version.
+		fresh, e := s.getWorkload(ctx, wl.Namespace, wl.Name)
+		if e != nil {
+			return nil, e
+		}
+		if e := check(fresh); e != nil {
+			return nil, e
+		}
+		*wl = *fresh
+		err = record()
+	}
+	if err != nil {
 		if apierrors.IsConflict(err) {
 			return nil, &apiError{status: http.StatusConflict, reason: enrollapi.ReasonNotCurrent,
 				msg: fmt.Sprintf("another request for workload %s was served at the same time; its certificate is the current one", wl.Name)}
@@ -168,25 +185,6 @@ func checkIssued(cert *x509.Certificate, csr *x509.CertificateRequest, uri strin
 		return errors.New("the issued certificate is a CA")
 	}
 	return nil
-}
-
-// recordUse counts one enrollment on the token. A lost count is logged,
-// never a reason to fail an enrollment that was signed and recorded.
-func (s *Server) recordUse(ctx context.Context, jt *enrollv1.JoinToken, workload string) {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var cur enrollv1.JoinToken
-		if err := s.APIReader.Get(ctx, client.ObjectKeyFromObject(jt), &cur); err != nil {
-			return err
-		}
-		now := metav1.NewTime(s.now())
-		cur.Status.Uses++
-		cur.Status.LastUsedAt = &now
-		cur.Status.LastWorkload = workload
-		return s.Client.Status().Update(ctx, &cur)
-	})
-	if err != nil {
-		s.Log.Error(err, "could not record the join token's use", "token", jt.Name, "namespace", jt.Namespace, "workload", workload)
-	}
 }
 
 // EncodeCertificate returns cert as PEM.

@@ -55,6 +55,9 @@ type Options struct {
 	FailedAttemptsEvery time.Duration
 	// MaxBackdate bounds notBefore backdating; DefaultMaxBackdate when zero.
 	MaxBackdate time.Duration
+	// TokenUseFlush is how often the join tokens' use counts are written;
+	// DefaultTokenUseFlush when zero. Not a flag.
+	TokenUseFlush time.Duration
 	// Now returns the time; time.Now when nil. Not a flag.
 	Now func() time.Time
 	// Log never receives a token, CSR or certificate. Not a flag.
@@ -137,6 +140,7 @@ func New(c Cluster, authority ca.CertificateAuthority, recorder events.Recorder,
 		Now:         opts.Now,
 		Log:         opts.Log,
 		refusals:    newSampledLog(),
+		useFlush:    opts.TokenUseFlush,
 	}
 	if opts.FailedAttemptsBurst > 0 {
 		s.Limiter = NewFailureLimiter(opts.FailedAttemptsEvery, opts.FailedAttemptsBurst)

@@ -22,7 +22,9 @@ import (
 	"hash/fnv"
 	"net/http"
 	"sync"
+	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
@@ -33,33 +35,99 @@ import (
 // registrations: pending workloads complete within seconds or expire.
 const pendingRetryAfter = 10
 
-// checkPending refuses a registration when the token already has
-// Limits.MaxPendingPerToken Workloads without a certificate. They are
-// counted on the API server, uncached, so that registrations a moment ago
-// count. Across replicas each counts under its own lock, so concurrent
-// registrations on N replicas may overshoot by at most N-1.
-func (s *Server) checkPending(ctx context.Context, jt *enrollv1.JoinToken) *apiError {
+// recentWindow is how long a registration of this replica is counted
+// while the cache does not show it: far longer than the cache lags.
+const recentWindow = time.Minute
+
+// checkPending reserves a place for registration id of jt, or refuses it
+// when the token already has Limits.MaxPendingPerToken Workloads without a
+// certificate. Call it under the token's lock; release the place when the
+// registration is not created. The count is the cache's, with the
+// registrations this replica made that the cache does not show yet; at the
+// limit it is confirmed on the API server, uncached, since a cache that
+// lags still shows completed registrations as pending. Across replicas each
+// counts under its own lock, so concurrent registrations on N replicas may
+// overshoot by at most N-1.
+func (s *Server) checkPending(ctx context.Context, jt *enrollv1.JoinToken, id string) *apiError {
 	limit := s.Limits.MaxPendingPerToken
 	if limit <= 0 {
 		return nil
 	}
-	var list enrollv1.WorkloadList
-	if err := s.APIReader.List(ctx, &list, client.InNamespace(jt.Namespace),
-		client.MatchingFields{enrollv1.WorkloadTokenField: jt.Name}); err != nil {
+	var cached enrollv1.WorkloadList
+	if err := s.Reader.List(ctx, &cached, client.InNamespace(jt.Namespace),
+		client.MatchingFields{tokenIndex: jt.Name}); err != nil {
 		return unavailable("counting the token's pending workloads", err)
 	}
+	key := types.NamespacedName{Namespace: jt.Namespace, Name: jt.Name}
+	pending := s.recent.count(key, cached.Items, s.now())
+	if pending >= limit {
+		var list enrollv1.WorkloadList
+		if err := s.APIReader.List(ctx, &list, client.InNamespace(jt.Namespace),
+			client.MatchingFields{enrollv1.WorkloadTokenField: jt.Name}); err != nil {
+			return unavailable("counting the token's pending workloads", err)
+		}
+		if pending = s.recent.count(key, list.Items, s.now()); pending >= limit {
+			return &apiError{status: http.StatusTooManyRequests, reason: enrollapi.ReasonTooManyPending, retryAfter: pendingRetryAfter,
+				msg: fmt.Sprintf("join token %s has %d registered workloads waiting for their certificate, the most the platform allows (%d); retry once they complete or expire",
+					jt.Name, pending, limit)}
+		}
+	}
+	s.recent.add(key, id, s.now())
+	return nil
+}
+
+// registrations are the Workloads this replica registered recently, by
+// token: counted as pending until the cache shows them.
+type registrations struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]map[string]time.Time
+}
+
+func (r *registrations) add(token types.NamespacedName, id string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[types.NamespacedName]map[string]time.Time{}
+	}
+	if r.m[token] == nil {
+		r.m[token] = map[string]time.Time{}
+	}
+	r.m[token][id] = at
+}
+
+// forget releases a place reserved for a registration that was not created.
+func (r *registrations) forget(token types.NamespacedName, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m[token], id)
+}
+
+// count returns the token's pending registrations: those of listed without
+// a certificate, and the recent ones listed lacks. Recent ones listed, or
+// older than recentWindow, are forgotten.
+func (r *registrations) count(token types.NamespacedName, listed []enrollv1.Workload, now time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	recent := r.m[token]
 	pending := 0
-	for i := range list.Items {
-		if wl := &list.Items[i]; wl.Status.Serial == "" && wl.DeletionTimestamp.IsZero() {
+	for i := range listed {
+		wl := &listed[i]
+		delete(recent, wl.Name)
+		if wl.Status.Serial == "" && wl.DeletionTimestamp.IsZero() {
 			pending++
 		}
 	}
-	if pending < limit {
-		return nil
+	for id, at := range recent {
+		if now.Sub(at) > recentWindow {
+			delete(recent, id)
+			continue
+		}
+		pending++
 	}
-	return &apiError{status: http.StatusTooManyRequests, reason: enrollapi.ReasonTooManyPending, retryAfter: pendingRetryAfter,
-		msg: fmt.Sprintf("join token %s has %d registered workloads waiting for their certificate, the most the platform allows (%d); retry once they complete or expire",
-			jt.Name, pending, limit)}
+	if len(recent) == 0 {
+		delete(r.m, token)
+	}
+	return pending
 }
 
 // keyedLocks is a fixed set of mutexes a key hashes to: bounded memory

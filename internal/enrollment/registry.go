@@ -37,6 +37,10 @@ import (
 // agent presents a token id or a UUID, not a namespace.
 const nameIndex = "enrollment.credo.dev/name"
 
+// tokenIndex indexes Workloads by spec.token: a token's pending
+// registrations are counted in the cache.
+const tokenIndex = "enrollment.credo.dev/token"
+
 // IndexFields registers the indexes the server's cached reader needs.
 func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
 	byName := func(o client.Object) []string { return []string{o.GetName()} }
@@ -45,6 +49,15 @@ func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
 	}
 	if err := indexer.IndexField(ctx, &enrollv1.Workload{}, nameIndex, byName); err != nil {
 		return fmt.Errorf("indexing Workloads by name: %w", err)
+	}
+	byToken := func(o client.Object) []string {
+		if w, ok := o.(*enrollv1.Workload); ok && w.Spec.Token != "" {
+			return []string{w.Spec.Token}
+		}
+		return nil
+	}
+	if err := indexer.IndexField(ctx, &enrollv1.Workload{}, tokenIndex, byToken); err != nil {
+		return fmt.Errorf("indexing Workloads by token: %w", err)
 	}
 	return nil
 }
@@ -163,11 +176,13 @@ func labelError(format string, args ...any) *apiError {
 	return &apiError{status: 403, reason: enrollapi.ReasonLabelsNotAllowed, msg: fmt.Sprintf(format, args...)}
 }
 
-// findWorkload returns the Workload named uuid in any namespace (a
-// renewal names only the UUID), read uncached so that the serial compared
-// is the current one. The cache says where it is; a Workload not in the
-// cache yet is looked up on the API server.
-func (s *Server) findWorkload(ctx context.Context, uuid string) (*enrollv1.Workload, *apiError) {
+// workloadCheck refuses a Workload the request may not act on.
+type workloadCheck func(*enrollv1.Workload) *apiError
+
+// findWorkload returns the Workload named uuid in any namespace (a renewal
+// names only the UUID), as workload does. The cache says where it is; a
+// Workload not in the cache yet is looked up on the API server.
+func (s *Server) findWorkload(ctx context.Context, uuid string, check workloadCheck) (*enrollv1.Workload, *apiError) {
 	var list enrollv1.WorkloadList
 	if err := s.Reader.List(ctx, &list, client.MatchingFields{nameIndex: uuid}); err != nil {
 		return nil, unavailable("reading workloads", err)
@@ -176,11 +191,51 @@ func (s *Server) findWorkload(ctx context.Context, uuid string) (*enrollv1.Workl
 		if err := s.APIReader.List(ctx, &list, client.MatchingFieldsSelector{Selector: nameSelector(uuid)}); err != nil {
 			return nil, unavailable("reading workloads", err)
 		}
+		if len(list.Items) == 1 {
+			// Read uncached: final.
+			wl := &list.Items[0]
+			return wl, check(wl)
+		}
 	}
 	if len(list.Items) != 1 {
 		return nil, workloadNotFound(uuid)
 	}
-	return s.getWorkload(ctx, list.Items[0].Namespace, uuid)
+	return s.workload(ctx, &list.Items[0], check)
+}
+
+// workload returns cached, a Workload read from the cache, when it passes
+// check; otherwise the API server's copy, which the cache may lag behind,
+// with the check's refusal of that one (the Workload is returned with it,
+// for the refusal's event). A cached copy that passes is only
+// as good as its resourceVersion: issue writes conditionally on it, and
+// reads again after a conflict.
+func (s *Server) workload(ctx context.Context, cached *enrollv1.Workload, check workloadCheck) (*enrollv1.Workload, *apiError) {
+	if check(cached) == nil {
+		return cached, nil
+	}
+	fresh, e := s.getWorkload(ctx, cached.Namespace, cached.Name)
+	if e != nil {
+		return nil, e
+	}
+	return fresh, check(fresh)
+}
+
+// cachedWorkload returns the Workload from the cache, or from the API
+// server when the cache does not hold it (yet), then as workload does.
+func (s *Server) cachedWorkload(ctx context.Context, namespace, uuid string, check workloadCheck) (*enrollv1.Workload, *apiError) {
+	var w enrollv1.Workload
+	err := s.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: uuid}, &w)
+	if err == nil {
+		return s.workload(ctx, &w, check)
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, unavailable("reading the workload", err)
+	}
+	fresh, e := s.getWorkload(ctx, namespace, uuid)
+	if e != nil {
+		return nil, e
+	}
+	return fresh, check(fresh)
 }
 
 // getWorkload reads the Workload uncached, in the namespace the caller knows.

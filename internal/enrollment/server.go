@@ -76,8 +76,14 @@ type Server struct {
 
 	// refusals bounds the log lines of refused unauthenticated attempts.
 	refusals *sampledLog
-	// pendingLocks serialize the registrations of one token.
+	// pendingLocks serialize the counting of one token's registrations.
 	pendingLocks keyedLocks
+	// recent are the registrations the cache may not show yet.
+	recent registrations
+	// uses are the join tokens' enrollments not written yet.
+	uses tokenUses
+	// useFlush is how often uses are written.
+	useFlush time.Duration
 }
 
 func (s *Server) now() time.Time {
@@ -118,7 +124,9 @@ func (s *Server) Serve(ctx context.Context, addr string, tlsConfig *tls.Config) 
 	return s.ServeListener(ctx, tls.NewListener(ln, tlsConfig))
 }
 
-// ServeListener serves on ln, a TLS listener, until ctx is done.
+// ServeListener serves on ln, a TLS listener, until ctx is done. Meanwhile
+// it writes the join tokens' use counts every Options.TokenUseFlush, and
+// once more after the last request was answered.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
@@ -128,16 +136,32 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          nil,
 	}
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	flusher := make(chan struct{})
 	go func() {
+		defer close(flusher)
+		s.runUseFlusher(flushCtx, s.useFlush)
+	}()
+	shutdownDone := make(chan struct{})
+	go func() {
+		defer close(shutdownDone)
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	err := srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		// Serve returns at once; Shutdown waits for the requests in flight.
+		<-shutdownDone
+		err = nil
 	}
-	return nil
+	stopFlush()
+	<-flusher
+	last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	s.flushUses(last)
+	return err
 }
 
 // apiError is an answer other than success: an HTTP status, a stable reason

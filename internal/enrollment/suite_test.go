@@ -133,6 +133,10 @@ func withCluster(wrap func(enrollment.Cluster) enrollment.Cluster) func(*serverS
 	return func(s *serverSetup) { s.cluster = wrap(s.cluster) }
 }
 
+func withUseFlush(every time.Duration) func(*serverSetup) {
+	return func(s *serverSetup) { s.opts.TokenUseFlush = every }
+}
+
 func withCA(authority ca.CertificateAuthority) func(*serverSetup) {
 	return func(s *serverSetup) { s.ca = authority }
 }
@@ -154,6 +158,7 @@ func startServer(t *testing.T, mutate ...func(*serverSetup)) string {
 	setup := serverSetup{cluster: cluster, opts: enrollment.NewOptions(), ca: testCA}
 	setup.opts.FailedAttemptsBurst = 0
 	setup.opts.Now = serverNow
+	setup.opts.TokenUseFlush = 20 * time.Millisecond
 	setup.opts.Log = ctrl.Log.WithName("enrollment")
 	for _, m := range mutate {
 		m(&setup)
