@@ -19,8 +19,10 @@ package enrollment
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/predicates"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,8 +96,7 @@ func (r *EnrollmentPolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts Enr
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
 		Watches(&enrollv1.JoinToken{}, handler.EnqueueRequestsFromMapFunc(policyOf),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&enrollv1.Workload{}, handler.EnqueueRequestsFromMapFunc(policyOf),
-			builder.WithPredicates(createdOrDeleted)).
+		Watches(&enrollv1.Workload{}, recountAfter(policyRecountDelay)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("enrollmentpolicy").
 		Complete(opts.Shard.Gate(r, opts.Shard.ServesOwnLabels(r.Client, &enrollv1.EnrollmentPolicy{})))
@@ -118,10 +119,28 @@ func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager, opts EnrollmentR
 		Complete(opts.Shard.Gate(r, servesWorkload(r.Client, opts.Shard)))
 }
 
-// createdOrDeleted passes creations and deletions only.
-var createdOrDeleted = predicate.Funcs{
-	UpdateFunc:  func(event.UpdateEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
+// policyRecountDelay is how long after a Workload is created or deleted its
+// policy is recounted.
+const policyRecountDelay = time.Second
+
+// recountAfter enqueues the policy of a Workload created or deleted after
+// delay: the workqueue keeps one entry per policy, so a fleet enrolling at
+// once costs one recount (and one status write) per policy per delay, not
+// one per Workload.
+func recountAfter(delay time.Duration) handler.EventHandler {
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range policyOf(context.Background(), o) {
+			q.AddAfter(req, delay)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+	}
 }
 
 // certificateChanged passes updates that change a Workload's current
