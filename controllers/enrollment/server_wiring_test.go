@@ -17,20 +17,10 @@ limitations under the License.
 package enrollment
 
 import (
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
-	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +32,7 @@ import (
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/enrollment"
-	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/enrolldriver"
 )
 
 // TestConcurrentEnrollmentsWithOneTokenAllSucceed runs the shipped wiring:
@@ -65,7 +55,6 @@ func TestConcurrentEnrollmentsWithOneTokenAllSucceed(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, jt)).To(Succeed())
 	base, trusted := startWiredServer(t, ns, agents)
 
-	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: trusted}}}
 	var (
 		mu      sync.Mutex
 		refused []string
@@ -74,9 +63,13 @@ func TestConcurrentEnrollmentsWithOneTokenAllSucceed(t *testing.T) {
 	for range agents {
 		wg.Go(func() {
 			for range rounds {
-				if e := enrollOnce(c, base, tok.String()); e != "" {
+				a, err := enrolldriver.NewAgent(trusted)
+				if err == nil {
+					err = a.Enroll(base, tok.String())
+				}
+				if err != nil {
 					mu.Lock()
-					refused = append(refused, e)
+					refused = append(refused, enrolldriver.Key(err))
 					mu.Unlock()
 				}
 			}
@@ -126,49 +119,4 @@ func startWiredServer(t *testing.T, ns string, agents int) (string, *x509.CertPo
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return "https://" + ln.Addr().String(), roots
-}
-
-// enrollOnce runs both steps as an agent does and returns "" or the step
-// and reason of its refusal (never the token).
-func enrollOnce(c *http.Client, base, token string) string {
-	var step1 enrollapi.EnrollResponse
-	if e := postJSON(c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token, Hostname: "vm-1.example.org"}, &step1); e != "" {
-		return "step 1: " + e
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err.Error()
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader,
-		&x509.CertificateRequest{URIs: []*url.URL{enrollapi.WorkloadURI(step1.UUID)}}, key)
-	if err != nil {
-		return err.Error()
-	}
-	csr := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
-	var step2 enrollapi.CertificateResponse
-	if e := postJSON(c, base+enrollapi.PathCertificate(step1.UUID), enrollapi.CertificateRequest{Token: token, CSR: csr}, &step2); e != "" {
-		return "step 2: " + e
-	}
-	return ""
-}
-
-// postJSON posts in and decodes a 2xx answer into out; otherwise it returns
-// the status and the refusal's reason.
-func postJSON(c *http.Client, u string, in, out any) string {
-	b, _ := json.Marshal(in)
-	resp, err := c.Post(u, "application/json", bytes.NewReader(b))
-	if err != nil {
-		return err.Error()
-	}
-	defer func() { _ = resp.Body.Close() }()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 == 2 {
-		if err := json.Unmarshal(data, out); err != nil {
-			return err.Error()
-		}
-		return ""
-	}
-	var e enrollapi.Error
-	_ = json.Unmarshal(data, &e)
-	return fmt.Sprintf("%d %s", resp.StatusCode, e.Reason)
 }

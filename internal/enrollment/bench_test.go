@@ -17,20 +17,10 @@ limitations under the License.
 package enrollment_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
-	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,18 +31,17 @@ import (
 	controllers "github.com/credo-dev/credo/controllers/enrollment"
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/enrollment"
-	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/benchcost"
+	"github.com/credo-dev/credo/tests/enrolldriver"
 	"github.com/credo-dev/credo/tests/latency"
-	"github.com/credo-dev/credo/tests/testpki"
 )
 
 // benchClients is the number of agents enrolling or renewing at once.
 const benchClients = 8
 
 // benchServer serves a Server signing with the embedded CA (its Secret in
-// a namespace of its own) and returns its URL and an HTTP client factory
-// trusting it.
-func benchServer(b *testing.B) string {
+// a namespace of its own) and returns its URL and the CA's bundle.
+func benchServer(b *testing.B) (string, *x509.CertPool) {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
@@ -73,7 +62,8 @@ func benchServer(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchBundle = bundle
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(bundle)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -91,170 +81,62 @@ func benchServer(b *testing.B) string {
 	go func() {
 		_ = srv.ServeListener(ctx, tls.NewListener(ln, enrollment.TLSConfig(authority.GetCertificate([]string{"127.0.0.1"}))))
 	}()
-	return "https://" + ln.Addr().String()
+	return "https://" + ln.Addr().String(), roots
 }
 
-var benchBundle []byte
-
-// run drives b.N operations over benchClients goroutines and reports
-// latency percentiles and throughput.
-func run(b *testing.B, unit string, op func(client int) error) {
-	var (
-		mu        sync.Mutex
-		latencies []time.Duration
-		failures  int
-		wg        sync.WaitGroup
-	)
-	next := make(chan struct{})
+// run drives b.N operations over benchClients agents and reports latency
+// percentiles, throughput, and what each operation cost kube-apiserver,
+// etcd and this process (the server and the reconcilers beside it).
+func run(b *testing.B, op string, do func(client int) error) {
+	b.Helper()
 	b.ResetTimer()
-	start := time.Now()
-	for i := range benchClients {
-		wg.Go(func() {
-			var mine []time.Duration
-			var failed int
-			for range next {
-				t0 := time.Now()
-				if err := op(i); err != nil {
-					failed++
-				}
-				mine = append(mine, time.Since(t0))
-			}
-			mu.Lock()
-			latencies = append(latencies, mine...)
-			failures += failed
-			mu.Unlock()
-		})
-	}
-	for range b.N {
-		next <- struct{}{}
-	}
-	close(next)
-	wg.Wait()
-	elapsed := time.Since(start)
+	meter := benchcost.Start(b, env.Config)
+	res := enrolldriver.Run(benchClients, b.N, do)
 	b.StopTimer()
-	if failures > 0 {
-		b.Fatalf("%d of %d operations failed", failures, b.N)
+	cost := meter.Stop(b, b.N)
+	if res.Failed() > 0 {
+		b.Fatalf("%d of %d %ss refused:\n%s", res.Failed(), b.N, op, res)
 	}
-	latency.Report(b, latencies, elapsed, unit)
+	latency.Report(b, res.Latencies, res.Elapsed, op+"s/s")
+	cost.Report(b, op)
+}
+
+func benchAgents(b *testing.B, roots *x509.CertPool) []*enrolldriver.Agent {
+	agents := make([]*enrolldriver.Agent, benchClients)
+	for i := range agents {
+		a, err := enrolldriver.NewAgent(roots)
+		if err != nil {
+			b.Fatal(err)
+		}
+		agents[i] = a
+	}
+	return agents
 }
 
 // BenchmarkEnrollment measures whole enrollments (both steps: token check,
 // Workload registration, signing, the serial recorded, the token's use
 // counted) through the HTTPS listener against the real API server.
 func BenchmarkEnrollment(b *testing.B) {
-	base := benchServer(b)
+	base, roots := benchServer(b)
 	ns := env.NewNamespace(b)
 	p := newPolicy(b, ns, policySpec(24*time.Hour, time.Hour))
 	token, _ := newToken(b, p, time.Hour)
-	clients := make([]*benchAgent, benchClients)
-	for i := range clients {
-		clients[i] = newBenchAgent(b)
-	}
-	run(b, "enrollments/s", func(i int) error {
-		_, err := clients[i].enroll(base, token)
-		return err
-	})
+	agents := benchAgents(b, roots)
+	run(b, "enrollment", func(i int) error { return agents[i].Enroll(base, token) })
 }
 
 // BenchmarkRenewal measures renewals of enrolled workloads, each by its
-// current certificate.
+// current certificate on a new connection.
 func BenchmarkRenewal(b *testing.B) {
-	base := benchServer(b)
+	base, roots := benchServer(b)
 	ns := env.NewNamespace(b)
 	p := newPolicy(b, ns, policySpec(24*time.Hour, time.Hour))
 	token, _ := newToken(b, p, time.Hour)
-	clients := make([]*benchAgent, benchClients)
-	for i := range clients {
-		clients[i] = newBenchAgent(b)
-		if _, err := clients[i].enroll(base, token); err != nil {
+	agents := benchAgents(b, roots)
+	for _, a := range agents {
+		if err := a.Enroll(base, token); err != nil {
 			b.Fatal(err)
 		}
 	}
-	run(b, "renewals/s", func(i int) error { return clients[i].renew(base) })
-}
-
-// benchAgent is a minimal agent: a key, an identity, its current certificate.
-type benchAgent struct {
-	key  *ecdsa.PrivateKey
-	uuid string
-	cert tls.Certificate
-	c    *http.Client
-}
-
-func newBenchAgent(b *testing.B) *benchAgent {
-	return &benchAgent{key: testpki.Key(b), c: benchClient(nil)}
-}
-
-func benchClient(cert *tls.Certificate) *http.Client {
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(benchBundle)
-	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
-	tr := &http.Transport{TLSClientConfig: cfg}
-	if cert != nil {
-		// A renewal presents the certificate it renews: a new connection
-		// each time, as an agent renewing once per lifetime would open.
-		cfg.Certificates = []tls.Certificate{*cert}
-		tr.DisableKeepAlives = true
-	}
-	return &http.Client{Timeout: time.Minute, Transport: tr}
-}
-
-func benchPost(c *http.Client, url string, body, out any) error {
-	data, _ := json.Marshal(body)
-	resp, err := c.Post(url, "application/json", bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, raw)
-	}
-	return json.Unmarshal(raw, out)
-}
-
-func (a *benchAgent) csr(id string) (string, error) {
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{URIs: []*url.URL{enrollapi.WorkloadURI(id)}}, a.key)
-	if err != nil {
-		return "", err
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})), nil
-}
-
-func (a *benchAgent) enroll(base, token string) (string, error) {
-	var reg enrollapi.EnrollResponse
-	if err := benchPost(a.c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token, Hostname: "bench"}, &reg); err != nil {
-		return "", err
-	}
-	csr, err := a.csr(reg.UUID)
-	if err != nil {
-		return "", err
-	}
-	var resp enrollapi.CertificateResponse
-	if err := benchPost(a.c, base+enrollapi.PathCertificate(reg.UUID), enrollapi.CertificateRequest{Token: token, CSR: csr}, &resp); err != nil {
-		return "", err
-	}
-	return reg.UUID, a.keep(reg.UUID, resp.Certificate)
-}
-
-func (a *benchAgent) renew(base string) error {
-	csr, err := a.csr(a.uuid)
-	if err != nil {
-		return err
-	}
-	var resp enrollapi.CertificateResponse
-	if err := benchPost(benchClient(&a.cert), base+enrollapi.PathRenewal(a.uuid), enrollapi.RenewalRequest{CSR: csr}, &resp); err != nil {
-		return err
-	}
-	return a.keep(a.uuid, resp.Certificate)
-}
-
-func (a *benchAgent) keep(id, certPEM string) error {
-	blk, _ := pem.Decode([]byte(certPEM))
-	if blk == nil {
-		return fmt.Errorf("no certificate in the answer")
-	}
-	a.uuid = id
-	a.cert = tls.Certificate{Certificate: [][]byte{blk.Bytes}, PrivateKey: a.key}
-	return nil
+	run(b, "renewal", func(i int) error { return agents[i].Renew(base) })
 }
