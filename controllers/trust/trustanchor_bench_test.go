@@ -23,25 +23,19 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
-	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/tests/benchcost"
 	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
 )
@@ -51,39 +45,53 @@ import (
 const benchNamespaceLabel = "credo.dev/bench"
 
 // BenchmarkTrustAnchor measures, for N releases (CREDO_BENCH_RELEASES,
-// default 1000) on the real control plane:
-//   - cold-start-s: from a new trust-controller manager starting with N
-//     labelled sources and HelmReleases in place, until all N projections exist;
+// default 1000) on the real control plane, with a trust-controller manager
+// built by Setup as cmd/trust-controller builds it, reconciling
+// CREDO_BENCH_CONCURRENT releases at once (default 4, the flag's default):
+//   - cold-start-s: from the manager starting with N labelled sources and
+//     HelmReleases in place, until all N projections exist; and what one
+//     release cost until the controller was idle (api-requests/cold-start-release,
+//     *-cpu-ms/cold-start-release);
+//   - fanout-s: from updating all N sources at once (16 writers) until all
+//     N projections changed; and the cost per release until idle
+//     (api-requests/fanout-release, which counts the benchmark's own PUT of
+//     the source);
 //   - rotation p50-ms / p99-ms: from updating one source to seeing its
-//     projection change through a watch, over b.N rotations.
+//     projection change through a watch, over b.N rotations; and the cost
+//     per rotation until idle (api-requests/rotation, which counts the
+//     benchmark's own PUT of the source).
+//
+// The requests per operation by verb and resource are logged (-v).
 func BenchmarkTrustAnchor(b *testing.B) {
 	if bench == nil {
 		bench = setUpBench(b)
 	}
-	rotate(b, bench)
+	rotation := rotate(b, bench)
 	// After rotate: ResetTimer discards metrics reported before it.
 	b.ReportMetric(bench.coldStart.Seconds(), "cold-start-s")
+	b.ReportMetric(bench.fanOut.Seconds(), "fanout-s")
 	b.ReportMetric(float64(len(bench.sources)), "releases")
+	bench.coldStartCost.Report(b, "cold-start-release")
+	bench.fanOutCost.Report(b, "fanout-release")
+	rotation.Report(b, "rotation")
 }
 
 // benchState is set up once per process: the benchmark function runs more
 // than once (b.N=1 first), and the fleet of releases is the expensive part.
 type benchState struct {
-	ctx       context.Context
-	ns        string
-	sources   []*corev1.Secret
-	coldStart time.Duration
-	watch     watch.Interface
-	rotations int
+	ctx                       context.Context
+	ns                        string
+	sources                   []*corev1.Secret
+	coldStart, fanOut         time.Duration
+	coldStartCost, fanOutCost benchcost.Cost
+	watch                     watch.Interface
+	rotations                 int
 }
 
 var bench *benchState
 
 func setUpBench(b *testing.B) *benchState {
-	n := 1000
-	if v, err := strconv.Atoi(os.Getenv("CREDO_BENCH_RELEASES")); err == nil && v > 0 {
-		n = v
-	}
+	n := envInt("CREDO_BENCH_RELEASES", 1000)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-", Labels: map[string]string{benchNamespaceLabel: "true"}}}
 	if err := env.Client.Create(ctx, ns); err != nil {
@@ -100,36 +108,58 @@ func setUpBench(b *testing.B) *benchState {
 			b.Fatal(err)
 		}
 	}
-
-	start := time.Now()
-	startBenchManager(ctx, b) // runs until the test process ends
-	sel := client.MatchingLabels{testKeys.TenantCA: "true"}
-	for {
-		var list corev1.SecretList
-		if err := env.Client.List(ctx, &list, client.InNamespace(ns.Name), sel); err != nil {
-			b.Fatal(err)
-		}
-		if len(list.Items) == n {
-			break
-		}
-		if time.Since(start) > 10*time.Minute {
-			b.Fatalf("only %d of %d projections after 10m", len(list.Items), n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	coldStart := time.Since(start)
-
 	cs := kubernetes.NewForConfigOrDie(env.Config)
 	w, err := cs.CoreV1().Secrets(ns.Name).Watch(ctx, metav1.ListOptions{LabelSelector: labels.Set{testKeys.TenantCA: "true"}.String()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &benchState{ctx: ctx, ns: ns.Name, sources: sources, coldStart: coldStart, watch: w}
+	s := &benchState{ctx: ctx, ns: ns.Name, sources: sources, watch: w}
+
+	m := benchcost.Start(b, env.Config)
+	start := time.Now()
+	startBenchManager(ctx, b, envInt("CREDO_BENCH_CONCURRENT", 4)) // runs until the test process ends
+	waitProjections(b, w, projectionsOf(sources))
+	s.coldStart = time.Since(start)
+	waitIdle(b)
+	s.coldStartCost = m.Stop(b, n)
+
+	// All sources rotated at once, by 16 writers.
+	want := map[string][]byte{}
+	certs := make([][]byte, n)
+	for i, src := range sources {
+		certs[i], _ = testpki.CA(b, "fanout-"+src.Name)
+		want[benchProjection(src)] = certs[i]
+	}
+	m = benchcost.Start(b, env.Config)
+	start = time.Now()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				sources[i].Data["ca.crt"] = certs[i]
+				if err := env.Client.Update(ctx, sources[i]); err != nil {
+					b.Error(err)
+				}
+			}
+		})
+	}
+	for i := range sources {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	waitProjections(b, w, want)
+	s.fanOut = time.Since(start)
+	waitIdle(b)
+	s.fanOutCost = m.Stop(b, n)
+	return s
 }
 
-// rotate updates b.N sources one after the other and reports the latency
-// from each update to its projection's change, seen by watch.
-func rotate(b *testing.B, s *benchState) {
+// rotate updates b.N sources one after the other, reports the latency
+// from each update to its projection's change, seen by watch, and returns
+// the cost of a rotation.
+func rotate(b *testing.B, s *benchState) benchcost.Cost {
 	ctx, n, w := s.ctx, len(s.sources), s.watch
 	certs := make([][]byte, b.N)
 	for i := range certs {
@@ -137,38 +167,113 @@ func rotate(b *testing.B, s *benchState) {
 	}
 	sources := s.sources
 	latencies := make([]time.Duration, 0, b.N)
+	m := benchcost.Start(b, env.Config)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		src := sources[(s.rotations+i)%n]
 		src.Data["ca.crt"] = certs[i]
-		want := src.Name[:len(src.Name)-len("-ca")] + trustv1.ProjectionSuffix
 		t0 := time.Now()
 		if err := env.Client.Update(ctx, src); err != nil {
 			b.Fatal(err)
 		}
-		waitProjection(b, w, want, certs[i])
+		waitProjections(b, w, map[string][]byte{benchProjection(src): certs[i]})
 		latencies = append(latencies, time.Since(t0))
 	}
 	b.StopTimer()
+	waitIdle(b)
+	cost := m.Stop(b, b.N)
 	s.rotations += b.N
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(latencies[(len(latencies)*99)/100].Microseconds())/1000, "p99-ms")
+	return cost
 }
 
-func waitProjection(b *testing.B, w watch.Interface, name string, want []byte) {
-	timeout := time.After(30 * time.Second)
-	for {
+// benchProjection is the name of the projection of a benchmark source.
+func benchProjection(src *corev1.Secret) string {
+	return src.Name[:len(src.Name)-len("-ca")] + trustv1.ProjectionSuffix
+}
+
+// projectionsOf wants every source's projection, whatever it holds.
+func projectionsOf(sources []*corev1.Secret) map[string][]byte {
+	out := make(map[string][]byte, len(sources))
+	for _, src := range sources {
+		out[benchProjection(src)] = nil
+	}
+	return out
+}
+
+// waitProjections waits until each projection named in want has been seen
+// on w holding want's ca.crt (any, when nil).
+func waitProjections(b *testing.B, w watch.Interface, want map[string][]byte) {
+	left := len(want)
+	seen := make(map[string]bool, left)
+	timeout := time.After(10 * time.Minute)
+	for left > 0 {
 		select {
 		case ev := <-w.ResultChan():
 			s, ok := ev.Object.(*corev1.Secret)
-			if ok && s.Name == name && bytes.Equal(s.Data["ca.crt"], want) {
-				return
+			if !ok || seen[s.Name] {
+				continue
+			}
+			if v, ok := want[s.Name]; ok && (v == nil || bytes.Equal(s.Data["ca.crt"], v)) {
+				seen[s.Name] = true
+				left--
 			}
 		case <-timeout:
-			b.Fatalf("projection %s not rotated within 30s", name)
+			b.Fatalf("%d of %d projections not seen within 10m", left, len(want))
 		}
 	}
+}
+
+// waitIdle waits until the trustanchor controllers have had nothing queued
+// and nothing running for a second, then a second more for the events the
+// recorder sends asynchronously.
+func waitIdle(b *testing.B) {
+	var idleSince time.Time
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if busy(b) {
+			idleSince = time.Time{}
+			continue
+		}
+		if idleSince.IsZero() {
+			idleSince = time.Now()
+		}
+		if time.Since(idleSince) > time.Second {
+			time.Sleep(time.Second)
+			return
+		}
+	}
+	b.Fatal("the trustanchor controller was still busy after 5m")
+}
+
+// busy reports whether a trustanchor controller has a request queued or
+// being reconciled, from controller-runtime's registry.
+func busy(b *testing.B) bool {
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "workqueue_depth" && mf.GetName() != "controller_runtime_active_workers" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == "trustanchor" && m.GetGauge().GetValue() > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
 
 func newHelmReleaseB(b *testing.B, ns, name string) {
@@ -179,30 +284,20 @@ func newHelmReleaseB(b *testing.B, ns, name string) {
 }
 
 // startBenchManager starts a trust-controller manager serving only the
-// benchmark's namespaces, configured as cmd/trust-controller configures it.
-func startBenchManager(ctx context.Context, b *testing.B) {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  env.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-		// The suite's manager registered a controller of the same name.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+// benchmark's namespaces, built by Setup with ConfigureCache as
+// cmd/trust-controller builds it.
+func startBenchManager(ctx context.Context, b *testing.B, concurrent int) {
+	setup, err := testenv.NewSetup(env.Config, env.Scheme, ControllerName+"-bench", ConfigureCache)
 	if err != nil {
 		b.Fatal(err)
 	}
-	recorder, err := events.NewRecorder(ctrl.Log, "", "trust-controller-bench", events.WithManager(mgr))
-	if err != nil {
-		b.Fatal(err)
-	}
-	r := &TrustAnchorReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder,
-		Metrics: fluxcontroller.NewMetrics(mgr, metrics.NewRecorder()), Keys: testKeys,
-		NamespaceSelector:   labels.SelectorFromSet(labels.Set{benchNamespaceLabel: "true"}),
+	if err := Setup(ctx, setup, Options{
+		LabelDomain:         testDomain,
+		NamespaceSelector:   benchNamespaceLabel + "=true",
 		ExpiryWarningWindow: 30 * 24 * time.Hour,
-	}
-	if err := r.SetupWithManager(ctx, mgr, TrustAnchorReconcilerOptions{MaxConcurrentReconciles: 4}); err != nil {
+		Concurrent:          concurrent,
+	}); err != nil {
 		b.Fatal(err)
 	}
-	go func() { _ = mgr.Start(ctx) }()
+	go func() { _ = setup.Manager.Start(ctx) }()
 }
