@@ -23,8 +23,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -116,7 +118,13 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	}
-	wl, e := s.cachedWorkload(r.Context(), jt.Namespace, id, check)
+	// Step 1 marked it Pending just after creating it: a cached copy
+	// without a Ready condition is older, and a write on its version would
+	// conflict.
+	behind := func(wl *enrollv1.Workload) bool {
+		return apimeta.FindStatusCondition(wl.Status.Conditions, meta.ReadyCondition) == nil
+	}
+	wl, e := s.cachedWorkload(r.Context(), jt.Namespace, id, check, behind)
 	if e != nil && e.status == http.StatusServiceUnavailable {
 		s.fail(w, e)
 		return
