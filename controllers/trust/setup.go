@@ -25,13 +25,16 @@ import (
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/manager"
+	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/shard"
 )
 
@@ -68,14 +71,22 @@ func NewScheme() *runtime.Scheme {
 }
 
 // ConfigureCache sets the trust-controller's cache options for its shard.
-// Managed fields are never needed from the cache. Secrets are cached as
-// metadata only (the reconciler reads typed Secrets through the API
+// Managed fields are not needed from the cache, but for the managers of
+// projections' (projection.CacheTransform): with them and the digest a
+// projection carries, the writer tells from the cache whether a projection
+// is current and its own, and reads no projection. Secrets are cached as
+// metadata only (the reconciler reads a source's data through the API
 // reader), so no Secret data sits in the controller's memory. HelmReleases
 // and TrustAnchors are cached for the shard only.
 func ConfigureCache(o *ctrl.Options, s shard.Shard) {
+	byObject := s.ByObject(ShardedObjects()...)
+	if byObject == nil {
+		byObject = map[client.Object]cache.ByObject{}
+	}
+	byObject[&corev1.Secret{}] = cache.ByObject{Transform: projection.CacheTransform()}
 	o.Cache = cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject:         s.ByObject(ShardedObjects()...),
+		ByObject:         byObject,
 	}
 }
 

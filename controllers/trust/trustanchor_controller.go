@@ -84,6 +84,10 @@ type TrustAnchorReconciler struct {
 	ExpiryWarningWindow time.Duration
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
+
+	// echoes are the projections this reconciler wrote, whose watch events
+	// need no reconcile (secretEvents).
+	echoes projection.Echoes
 }
 
 // Reconcile discovers the release's sources, creates the TrustAnchor of a
@@ -264,9 +268,15 @@ func (r *TrustAnchorReconciler) events(hr *helmv2.HelmRelease) reconciler.Events
 	return reconciler.Events{Recorder: r.EventRecorder, Action: eventActionProject, Release: hr}
 }
 
-// writer returns the one write path of projections.
+// writer returns the one write path of projections. It decides from the
+// manager's metadata cache of Secrets (ConfigureCache keeps the managers of
+// projections' managedFields there) when it can, and records its writes'
+// echoes.
 func (r *TrustAnchorReconciler) writer() *projection.Writer {
-	return &projection.Writer{Client: r.Client, Reader: r.APIReader, FieldOwner: TrustAnchorFieldOwner, TenantCALabel: r.Keys.TenantCA}
+	return &projection.Writer{
+		Client: r.Client, Reader: r.APIReader, Cache: r.Client, Echoes: &r.echoes,
+		FieldOwner: TrustAnchorFieldOwner, TenantCALabel: r.Keys.TenantCA,
+	}
 }
 
 // serves reports whether the namespace matches the namespace selector.

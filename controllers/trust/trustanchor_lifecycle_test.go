@@ -93,6 +93,40 @@ func TestKeyAddedToTheProjectionByAnotherWriterIsRemoved(t *testing.T) {
 		Should(Equal(map[string][]byte{"ca.crt": cert}))
 }
 
+// The projection's own events reconcile nothing when they are the echo of
+// the controller's write, and reconcile the release when anyone else
+// changed it: each change below is written back.
+func TestProjectionChangedByAnotherWriterIsWrittenBack(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	env.NewHelmRelease(t, ns, "kv2", "etcd", nil)
+	cert, _ := testpki.CA(t, "kv2-ca")
+	env.NewSecret(t, ns, "kv2-ca", testKeys.PublishLabels("kv2"), nil, map[string][]byte{"ca.crt": cert})
+	anchorWith(g, ns, "kv2", ready)
+	restored := func() *corev1.Secret {
+		var p *corev1.Secret
+		g.Eventually(func(g Gomega) {
+			p = projectionOf(g, ns, "kv2")
+			g.Expect(p.Data).To(Equal(map[string][]byte{"ca.crt": cert}))
+			g.Expect(p.Labels).To(HaveKeyWithValue(testKeys.TenantCA, "true"))
+			g.Expect(p.OwnerReferences).To(HaveLen(1))
+		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		return p
+	}
+
+	p := restored()
+	other, _ := testpki.CA(t, "other")
+	p.Data["ca.crt"] = other
+	g.Expect(env.Client.Update(ctx, p, client.FieldOwner("someone-else"))).To(Succeed(), "a ca.crt edited, digest left as it was")
+	p = restored()
+	delete(p.Labels, testKeys.TenantCA)
+	g.Expect(env.Client.Update(ctx, p, client.FieldOwner("someone-else"))).To(Succeed(), "the label removed")
+	p = restored()
+	g.Expect(env.Client.Delete(ctx, p)).To(Succeed(), "the projection deleted")
+	restored()
+}
+
 func TestCertificateExpiringSoonIsProjectedAndReported(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.NewNamespace(t)

@@ -18,7 +18,6 @@ package trust
 
 import (
 	"context"
-	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/predicates"
@@ -56,37 +55,13 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		Watches(&helmv2.HelmRelease{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}),
 		)).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.requestsForSecret)).
+		WatchesMetadata(&corev1.Secret{}, r.secretEvents()).
 		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource))
 	return release.WatchChartSources(b, r.Client, requestsForReleases).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("trustanchor").
 		// The shard is judged in Reconcile, which reads the release anyway.
 		Complete(r)
-}
-
-// requestsForSecret maps a Secret to the releases it may concern: the
-// release its publish label names, the release of a projection, and the
-// TrustAnchors whose source it is. On update it is called for the old and
-// the new object, so a removed label is seen too.
-func (r *TrustAnchorReconciler) requestsForSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	ns, name, l := o.GetNamespace(), o.GetName(), o.GetLabels()
-	var reqs []reconcile.Request
-	if l[r.Keys.PublishCACert] == "true" && l[r.Keys.Release] != "" {
-		reqs = append(reqs, reconciler.Request(ns, l[r.Keys.Release]))
-	}
-	if rel, ok := strings.CutSuffix(name, trustv1.ProjectionSuffix); ok && rel != "" {
-		reqs = append(reqs, reconciler.Request(ns, rel))
-	}
-	var tas trustv1.TrustAnchorList
-	if err := r.List(ctx, &tas, client.InNamespace(ns), client.MatchingFields{sourceNameIndex: name}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing TrustAnchors by source", "secret", name)
-		return reqs
-	}
-	for _, ta := range tas.Items {
-		reqs = append(reqs, reconciler.Request(ns, ta.Name))
-	}
-	return reqs
 }
 
 // requestsForReleases reconciles the releases whose chartRef names a

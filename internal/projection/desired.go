@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/pem"
@@ -40,6 +41,7 @@ func (w *Writer) desired(namespace string, release *helmv2.HelmRelease, bundle *
 			Name:            trustv1.ProjectionName(release.Name),
 			Namespace:       namespace,
 			Labels:          map[string]string{w.TenantCALabel: "true"},
+			Annotations:     map[string]string{DigestAnnotation: digest(bundle)},
 			OwnerReferences: []metav1.OwnerReference{hrelease.OwnerReference(release)},
 		},
 		Type: corev1.SecretTypeOpaque,
@@ -68,14 +70,15 @@ func applyObject(desired *corev1.Secret, resourceVersion string) (*unstructured.
 	return u, nil
 }
 
-// metadataCurrent reports whether the label, the type and the owner
-// reference are as they should be.
-func (w *Writer) metadataCurrent(s *corev1.Secret, release *helmv2.HelmRelease) bool {
-	if s.Labels[w.TenantCALabel] != "true" || s.Type != corev1.SecretTypeOpaque {
+// metadataCurrent reports whether the label, the digest and the owner
+// reference to the release of UID release are as they should be. (A
+// Secret's type cannot change.)
+func (w *Writer) metadataCurrent(s metav1.Object, digest string, release types.UID) bool {
+	if s.GetLabels()[w.TenantCALabel] != "true" || s.GetAnnotations()[DigestAnnotation] != digest {
 		return false
 	}
-	for _, ref := range s.OwnerReferences {
-		if ref.UID == release.UID && ref.Kind == helmv2.HelmReleaseKind && ref.BlockOwnerDeletion != nil && !*ref.BlockOwnerDeletion {
+	for _, ref := range s.GetOwnerReferences() {
+		if ref.UID == release && ref.Kind == helmv2.HelmReleaseKind && ref.BlockOwnerDeletion != nil && !*ref.BlockOwnerDeletion {
 			return true
 		}
 	}

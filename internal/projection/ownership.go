@@ -17,13 +17,13 @@ limitations under the License.
 package projection
 
 import (
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/credo-dev/credo/internal/fieldowner"
 )
 
 // owns reports whether the Secret was written by this writer's field
 // owner; a writer without a field owner owns nothing.
-func (w *Writer) owns(s *corev1.Secret) bool {
+func (w *Writer) owns(s metav1.Object) bool {
 	return fieldowner.Wrote(s, w.FieldOwner)
 }

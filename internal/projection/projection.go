@@ -24,7 +24,14 @@ limitations under the License.
 //
 // Every Write re-runs the PEM guard (internal/pem) before anything else: a
 // refused value sends no request and leaves the existing projection as it
-// was. Then it reads the Secret once, uncached, and makes at most one write:
+// was. A Writer with a Cache then decides from the projection's cached
+// metadata alone, when it can (writeFromCache): the projection carries the
+// SHA-256 of its ca.crt (DigestAnnotation), and the cache keeps the
+// managers of its managedFields (CacheTransform), so a current projection
+// costs no request and a rotation one write, preconditioned on the cached
+// resourceVersion. When the metadata cannot settle it (a Secret with
+// another manager's entry, the cache lagging), or without a Cache, it reads
+// the Secret once, uncached, and makes at most one write:
 //
 //   - absent: create, not apply, so that a foreign Secret created since the
 //     read fails with AlreadyExists (ErrCollision) instead of being merged;
@@ -86,6 +93,11 @@ type Writer struct {
 	// managed fields).
 	Client client.Client
 	Reader client.Reader
+	// Cache, when set, reads the projection's metadata from a cache whose
+	// Secrets are transformed by CacheTransform.
+	Cache client.Reader
+	// Echoes, when set, records the resourceVersion of every write.
+	Echoes *Echoes
 	// FieldOwner is the field manager of every write; a Secret without an
 	// entry of this manager is foreign.
 	FieldOwner string
@@ -113,6 +125,12 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 		return nil, err
 	}
 	desired := w.desired(namespace, release, bundle)
+	if w.Cache != nil {
+		res, err := w.writeFromCache(ctx, desired, release, bundle)
+		if !errors.Is(err, errStale) {
+			return res, err
+		}
+	}
 	var current corev1.Secret
 	err = w.Reader.Get(ctx, client.ObjectKeyFromObject(desired), &current)
 	switch {
@@ -130,8 +148,8 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 		// owns; replace the data with an update, under the same precondition.
 		return w.replace(ctx, &current, desired, bundle, changed)
 	}
-	if !changed && w.metadataCurrent(&current, release) {
+	if !changed && current.Type == corev1.SecretTypeOpaque && w.metadataCurrent(&current, desired.Annotations[DigestAnnotation], release.UID) {
 		return &Result{Bundle: bundle, Changed: false}, nil
 	}
-	return w.apply(ctx, &current, desired, bundle, changed)
+	return w.apply(ctx, current.ResourceVersion, desired, bundle, changed)
 }

@@ -19,6 +19,7 @@ package projection
 import (
 	"context"
 	"encoding/base64"
+	"strings"
 	"testing"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -147,7 +148,8 @@ func TestMetadataCurrent(t *testing.T) {
 		}, true},
 		{"a missing label is stale", func(s *corev1.Secret) { delete(s.Labels, testLabel) }, false},
 		{"a label of another value is stale", func(s *corev1.Secret) { s.Labels[testLabel] = "false" }, false},
-		{"another type is stale", func(s *corev1.Secret) { s.Type = corev1.SecretTypeTLS }, false},
+		{"no digest is stale", func(s *corev1.Secret) { delete(s.Annotations, DigestAnnotation) }, false},
+		{"the digest of other content is stale", func(s *corev1.Secret) { s.Annotations[DigestAnnotation] = strings.Repeat("0", 64) }, false},
 		{"no owner reference is stale", func(s *corev1.Secret) { s.OwnerReferences = nil }, false},
 		{"an owner reference to a former release of the name is stale", func(s *corev1.Secret) { s.OwnerReferences[0].UID = "former" }, false},
 		{"an owner reference of another kind is stale", func(s *corev1.Secret) { s.OwnerReferences[0].Kind = "Kustomization" }, false},
@@ -156,9 +158,10 @@ func TestMetadataCurrent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := w.desired("tenant-a", release, bundle)
+			desired := w.desired("tenant-a", release, bundle)
+			s := desired.DeepCopy()
 			tt.mutate(s)
-			NewWithT(t).Expect(w.metadataCurrent(s, release)).To(Equal(tt.want))
+			NewWithT(t).Expect(w.metadataCurrent(s, desired.Annotations[DigestAnnotation], release.UID)).To(Equal(tt.want))
 		})
 	}
 }

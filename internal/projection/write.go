@@ -30,7 +30,8 @@ import (
 // create creates the projection. Create, not apply, so that a foreign Secret
 // created since the read makes it fail with AlreadyExists instead of merging.
 func (w *Writer) create(ctx context.Context, desired *corev1.Secret, bundle *pem.Bundle) (*Result, error) {
-	if err := w.Client.Create(ctx, desired, client.FieldOwner(w.FieldOwner)); err != nil {
+	w.expect(desired)
+	if err := w.Client.Create(ctx, desired.DeepCopy(), client.FieldOwner(w.FieldOwner)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, ErrCollision
 		}
@@ -39,16 +40,17 @@ func (w *Writer) create(ctx context.Context, desired *corev1.Secret, bundle *pem
 	return &Result{Bundle: bundle, Changed: true}, nil
 }
 
-// apply server-side applies desired over current, a projection of ours
-// holding ca.crt alone. The resourceVersion precondition makes the apply
-// fail with a conflict, rather than write, if the Secret was changed or
-// replaced by a foreign one since it was read.
-func (w *Writer) apply(ctx context.Context, current, desired *corev1.Secret, bundle *pem.Bundle, changed bool) (*Result, error) {
-	u, err := applyObject(desired, current.ResourceVersion)
+// apply server-side applies desired over the projection of ours at
+// resourceVersion, holding ca.crt alone. The resourceVersion precondition
+// makes the apply fail with a conflict, rather than write, if the Secret was
+// changed or replaced by a foreign one since it was read.
+func (w *Writer) apply(ctx context.Context, resourceVersion string, desired *corev1.Secret, bundle *pem.Bundle, changed bool) (*Result, error) {
+	u, err := applyObject(desired, resourceVersion)
 	if err != nil {
 		return nil, err
 	}
 	opts := []client.ApplyOption{client.FieldOwner(w.FieldOwner), client.ForceOwnership}
+	w.expect(desired)
 	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 		return nil, fmt.Errorf("applying Secret %s: %w", desired.Name, err)
 	}
@@ -65,8 +67,21 @@ func (w *Writer) replace(ctx context.Context, current, desired *corev1.Secret, b
 		next.Labels = map[string]string{}
 	}
 	next.Labels[w.TenantCALabel] = "true"
+	if next.Annotations == nil {
+		next.Annotations = map[string]string{}
+	}
+	next.Annotations[DigestAnnotation] = desired.Annotations[DigestAnnotation]
+	w.expect(desired)
 	if err := w.Client.Update(ctx, next, client.FieldOwner(w.FieldOwner)); err != nil {
 		return nil, fmt.Errorf("replacing Secret %s: %w", current.Name, err)
 	}
 	return &Result{Bundle: bundle, Changed: changed}, nil
+}
+
+// expect records desired's digest in Echoes before it is written: its watch
+// event may come before the response.
+func (w *Writer) expect(desired *corev1.Secret) {
+	w.Echoes.expect(client.ObjectKeyFromObject(desired), written{
+		digest: desired.Annotations[DigestAnnotation], release: desired.OwnerReferences[0].UID,
+	})
 }

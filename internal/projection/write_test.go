@@ -169,7 +169,7 @@ func TestWriteCreatesTheProjectionThenLeavesItBe(t *testing.T) {
 	g.Expect(s.Data).To(Equal(map[string][]byte{trustv1.ProjectionKey: res.Bundle.PEM}))
 	g.Expect(s.Labels).To(HaveKeyWithValue(testLabel, "true"))
 	g.Expect(s.Type).To(Equal(corev1.SecretTypeOpaque))
-	g.Expect(f.w.metadataCurrent(s, f.release)).To(BeTrue(), "owner-referenced to the release")
+	g.Expect(f.w.metadataCurrent(s, digest(res.Bundle), f.release.UID)).To(BeTrue(), "owner-referenced to the release, with its digest")
 	g.Expect(hasEntry(s, testFieldOwner, metav1.ManagedFieldsOperationUpdate)).To(BeTrue(), "created under credo's field manager")
 
 	res = f.mustWrite(cert)
