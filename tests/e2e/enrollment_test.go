@@ -95,8 +95,16 @@ func TestAgentsEnrollRenewAndSurviveARestartAndACARotation(t *testing.T) {
 	if wl.Spec.Hostname != "agent-web.vm.example.org" || wl.Spec.Labels["role"] != "web" {
 		t.Fatalf("registry entry %+v", wl.Spec)
 	}
+	// The server writes the tokens' uses once a second.
 	var jt enrollv1.JoinToken
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: strings.SplitN(token, ".", 2)[0]}, &jt); err != nil || jt.Status.Uses != 1 || jt.Status.LastWorkload != id {
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		err = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: strings.SplitN(token, ".", 2)[0]}, &jt)
+		if (err == nil && jt.Status.Uses == 1 && jt.Status.LastWorkload == id) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || jt.Status.Uses != 1 || jt.Status.LastWorkload != id {
 		t.Fatalf("the token's use is not recorded (%v): %+v", err, jt.Status)
 	}
 
