@@ -165,12 +165,16 @@ func NewSetup(cfg *rest.Config, scheme *runtime.Scheme, controllerName string, c
 		// of the same name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
+	stopEvents := manager.EventBroadcaster(&mgrOpts)
 	if configureCache != nil {
 		configureCache(&mgrOpts, shard.Shard{})
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := stopEvents(mgr); err != nil {
+		return nil, err
 	}
 	recorder, err := events.NewRecorder(ctrl.Log, "", controllerName, events.WithManager(mgr))
 	if err != nil {
