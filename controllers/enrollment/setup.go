@@ -45,6 +45,9 @@ type Options struct {
 	// PendingTimeout is how long a Workload registered by enrollment step 1
 	// waits for its certificate request before it is deleted.
 	PendingTimeout time.Duration
+	// PendingMarkDelay is how long such a Workload waits before it is
+	// marked Pending; DefaultPendingMarkDelay when zero. Not a flag.
+	PendingMarkDelay time.Duration
 	// Limits are the platform's maxima, shared with the enrollment server
 	// (its --max-* flags): a policy over one is Stalled.
 	Limits enrollment.Limits
@@ -92,7 +95,7 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	}
 	workloads := &WorkloadReconciler{
 		Client: mgr.GetClient(), EventRecorder: s.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics),
-		PendingTimeout: o.PendingTimeout,
+		PendingTimeout: o.PendingTimeout, PendingMarkDelay: o.PendingMarkDelay,
 	}
 	if err := workloads.SetupWithManager(mgr, rOpts); err != nil {
 		return fmt.Errorf("setting up the Workload controller: %w", err)

@@ -35,12 +35,15 @@ var (
 	// testPendingTimeout is the WorkloadReconciler's PendingTimeout here:
 	// short, so that the collection of pending workloads is seen.
 	testPendingTimeout = 4 * time.Second
+	// testPendingMarkDelay is its PendingMarkDelay.
+	testPendingMarkDelay = 1500 * time.Millisecond
 )
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{ControllerName: ControllerName, ConfigureCache: ConfigureCache},
 		func(ctx context.Context, e *testenv.Env) error {
 			env = e
-			return Setup(ctx, e.Setup, Options{Concurrent: 2, PendingTimeout: testPendingTimeout, Limits: enrollment.DefaultLimits()})
+			return Setup(ctx, e.Setup, Options{Concurrent: 2, PendingTimeout: testPendingTimeout,
+				PendingMarkDelay: testPendingMarkDelay, Limits: enrollment.DefaultLimits()})
 		}))
 }

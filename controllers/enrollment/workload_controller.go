@@ -42,15 +42,21 @@ import (
 // certificate (enrollment step 1 done, step 2 never came) before it is deleted.
 const DefaultPendingTimeout = 10 * time.Minute
 
+// DefaultPendingMarkDelay is how long a Workload may stay registered without
+// a certificate before it is marked Ready False Pending: an agent asks for
+// its certificate right after step 1, so most never are.
+const DefaultPendingMarkDelay = 5 * time.Second
+
 // WorkloadReconciler keeps the registry tidy: it deletes Workloads that never
 // got their first certificate, and marks Ready False on a Workload whose
 // certificate expired beyond its policy's renewal grace (it must enroll
 // again with a token) or whose policy is gone. It never deletes an enrolled
 // Workload: deleting one is how an operator stops its renewals.
 //
-// The enrollment server owns the Workload's Ready condition while the
-// workload is Pending, Enrolled or Renewed; this reconciler writes it only to
-// say Expired or PolicyNotFound, and to undo those when they no longer hold.
+// The enrollment server owns the Workload's Ready condition once the
+// workload is Enrolled or Renewed; this reconciler writes it only to say
+// Pending (a registration left waiting), Expired or PolicyNotFound, and to
+// undo the last two when they no longer hold.
 // Its writes are conditional on the version it read, so a renewal served
 // meanwhile is never overwritten.
 type WorkloadReconciler struct {
@@ -61,6 +67,9 @@ type WorkloadReconciler struct {
 	// PendingTimeout is how long after its creation a Workload without a
 	// certificate is deleted; DefaultPendingTimeout when zero.
 	PendingTimeout time.Duration
+	// PendingMarkDelay is how long after its creation a Workload without a
+	// certificate is marked Pending; DefaultPendingMarkDelay when zero.
+	PendingMarkDelay time.Duration
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 }
@@ -70,6 +79,13 @@ func (r *WorkloadReconciler) now() time.Time {
 		return r.Now()
 	}
 	return time.Now()
+}
+
+func (r *WorkloadReconciler) pendingMarkDelay() time.Duration {
+	if r.PendingMarkDelay > 0 {
+		return r.PendingMarkDelay
+	}
+	return DefaultPendingMarkDelay
 }
 
 func (r *WorkloadReconciler) pendingTimeout() time.Duration {
@@ -136,15 +152,27 @@ func (r *WorkloadReconciler) reconcileWorkload(ctx context.Context, wl *enrollv1
 	return ctrl.Result{RequeueAfter: deadline.Sub(now) + time.Nanosecond}, nil
 }
 
-// collectPending deletes a Workload that has had no certificate for
-// PendingTimeout since its creation, or requeues it for that time. The
-// deletion is conditional on the version read: a certificate recorded
-// meanwhile keeps the Workload.
+// collectPending marks a Workload that has had no certificate for
+// PendingMarkDelay Pending, and deletes it once PendingTimeout passed since
+// its creation; it requeues for whichever comes next. The enrollment server
+// writes nothing between the two steps of an enrollment (step 2 follows at
+// once), so only a registration left waiting is marked. The mark and the
+// deletion are conditional on the version read: a certificate recorded
+// meanwhile wins.
 func (r *WorkloadReconciler) collectPending(ctx context.Context, wl *enrollv1.Workload, now time.Time) (ctrl.Result, error) {
 	timeout := r.pendingTimeout()
 	deadline := wl.CreationTimestamp.Add(timeout)
 	if now.Before(deadline) {
-		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
+		next := deadline
+		if conditions.Get(wl, meta.ReadyCondition) == nil {
+			if markAt := wl.CreationTimestamp.Add(r.pendingMarkDelay()); now.Before(markAt) {
+				next = markAt
+			} else {
+				reconciler.MarkState(wl, metav1.ConditionFalse, enrollv1.PendingReason,
+					"registered; waiting for the certificate request")
+			}
+		}
+		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
 	}
 	uid, rv := wl.UID, wl.ResourceVersion
 	err := r.Delete(ctx, wl, client.Preconditions{UID: &uid, ResourceVersion: &rv})

@@ -60,6 +60,24 @@ func workloadExists(g Gomega, wl *enrollv1.Workload) func() bool {
 	}
 }
 
+// Step 1 writes no status: a registration gets Ready False Pending only once
+// it has waited PendingMarkDelay for its certificate request.
+func TestARegistrationLeftWaitingIsMarkedPending(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.NewNamespace(t)
+	newPolicy(t, ns, "web")
+	wl := newWorkload(t, ns, "web")
+	created := wl.CreationTimestamp.Time
+
+	g.Consistently(func() bool {
+		var got enrollv1.Workload
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(wl), &got)).To(Succeed())
+		return conditions.Get(&got, meta.ReadyCondition) == nil
+	}, time.Until(created.Add(testPendingMarkDelay))-500*time.Millisecond, 100*time.Millisecond).
+		Should(BeTrue(), "marked while step 2 may still come at once")
+	workloadWith(g, wl, 3*time.Second, readyReason("False", enrollv1.PendingReason))
+}
+
 func TestPendingWorkloadIsDeletedAfterThePendingTimeout(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.NewNamespace(t)

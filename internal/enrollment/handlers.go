@@ -23,17 +23,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -81,10 +78,6 @@ func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, unavailable("registering the workload", err))
 		return
 	}
-	reconciler.MarkState(wl, metav1.ConditionFalse, enrollv1.PendingReason, "registered; waiting for the certificate request")
-	if err := s.Client.Status().Update(r.Context(), wl); err != nil {
-		s.Log.Info("could not mark the workload pending", "workload", id, "namespace", jt.Namespace, "error", err.Error())
-	}
 	s.Log.V(1).Info("workload registered", "workload", id, "namespace", jt.Namespace, "token", jt.Name)
 	writeJSON(w, http.StatusCreated, &enrollapi.EnrollResponse{
 		UUID: id, Namespace: jt.Namespace, URI: enrollapi.WorkloadURI(id).String(),
@@ -118,13 +111,7 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	}
-	// Step 1 marked it Pending just after creating it: a cached copy
-	// without a Ready condition is older, and a write on its version would
-	// conflict.
-	behind := func(wl *enrollv1.Workload) bool {
-		return apimeta.FindStatusCondition(wl.Status.Conditions, meta.ReadyCondition) == nil
-	}
-	wl, e := s.cachedWorkload(r.Context(), jt.Namespace, id, check, behind)
+	wl, e := s.cachedWorkload(r.Context(), jt.Namespace, id, check)
 	if e != nil && e.status == http.StatusServiceUnavailable {
 		s.fail(w, e)
 		return

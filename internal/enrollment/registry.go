@@ -221,16 +221,14 @@ func (s *Server) workload(ctx context.Context, cached *enrollv1.Workload, check 
 }
 
 // cachedWorkload returns the Workload from the cache, or from the API
-// server when the cache does not hold it (yet) or holds a version behind
-// says is older than one the caller knows was written; then as workload
-// does.
-func (s *Server) cachedWorkload(ctx context.Context, namespace, uuid string, check workloadCheck, behind func(*enrollv1.Workload) bool) (*enrollv1.Workload, *apiError) {
+// server when the cache does not hold it (yet); then as workload does.
+func (s *Server) cachedWorkload(ctx context.Context, namespace, uuid string, check workloadCheck) (*enrollv1.Workload, *apiError) {
 	var w enrollv1.Workload
 	err := s.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: uuid}, &w)
-	if err == nil && !behind(&w) {
+	if err == nil {
 		return s.workload(ctx, &w, check)
 	}
-	if err != nil && !apierrors.IsNotFound(err) {
+	if !apierrors.IsNotFound(err) {
 		return nil, unavailable("reading the workload", err)
 	}
 	fresh, e := s.getWorkload(ctx, namespace, uuid)
