@@ -208,10 +208,13 @@ func projectionsOf(sources []*corev1.Secret) map[string][]byte {
 func waitProjections(b *testing.B, w watch.Interface, want map[string][]byte) {
 	left := len(want)
 	seen := make(map[string]bool, left)
-	timeout := time.After(10 * time.Minute)
+	timeout := time.After(4 * time.Minute)
 	for left > 0 {
 		select {
-		case ev := <-w.ResultChan():
+		case ev, open := <-w.ResultChan():
+			if !open {
+				b.Fatalf("the watch of projections closed with %d of %d not seen", left, len(want))
+			}
 			s, ok := ev.Object.(*corev1.Secret)
 			if !ok || seen[s.Name] {
 				continue
@@ -221,7 +224,13 @@ func waitProjections(b *testing.B, w watch.Interface, want map[string][]byte) {
 				left--
 			}
 		case <-timeout:
-			b.Fatalf("%d of %d projections not seen within 10m", left, len(want))
+			missing := []string{}
+			for name := range want {
+				if !seen[name] && len(missing) < 5 {
+					missing = append(missing, name)
+				}
+			}
+			b.Fatalf("%d of %d projections not seen within 4m, e.g. %v", left, len(want), missing)
 		}
 	}
 }
@@ -231,7 +240,7 @@ func waitProjections(b *testing.B, w watch.Interface, want map[string][]byte) {
 // recorder sends asynchronously.
 func waitIdle(b *testing.B) {
 	var idleSince time.Time
-	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if busy(b) {
 			idleSince = time.Time{}
 			continue
@@ -244,7 +253,7 @@ func waitIdle(b *testing.B) {
 			return
 		}
 	}
-	b.Fatal("the trustanchor controller was still busy after 5m")
+	b.Fatal("the trustanchor controller was still busy after 3m")
 }
 
 // busy reports whether a trustanchor controller has a request queued or
