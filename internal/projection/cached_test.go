@@ -120,7 +120,7 @@ func TestCachedWriteCreatesRotatesAndLeavesBeWithoutReading(t *testing.T) {
 	f.update(func(s *corev1.Secret) { s.OwnerReferences = nil })
 	g.Expect(f.w.Echo(f.secret())).To(BeFalse(), "a projection without its owner reference is no echo")
 
-	res = f.mustWrite(next)
+	f.mustWrite(next)
 
 	g.Expect(f.reqs.take()).To(Equal(map[string]int{"PATCH": 1}))
 	g.Expect(f.secret().OwnerReferences).To(HaveLen(1))
