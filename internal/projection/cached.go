@@ -56,8 +56,9 @@ var errStale = errors.New("the cached projection is not enough to decide")
 //
 //   - absent: create (AlreadyExists, the cache lagging behind a create or a
 //     foreign Secret, is errStale: the uncached read tells them apart);
-//   - written by no manager but this writer's, digest and metadata current:
-//     nothing is written;
+//   - written by no manager but this writer's, digest and metadata current,
+//     at the resourceVersion this writer last wrote or read: nothing is
+//     written (at any other version, errStale: the data is read);
 //   - written by no manager but this writer's, otherwise: server-side apply
 //     with the cached resourceVersion as the precondition (a conflict, the
 //     cache lagging, is errStale).
@@ -84,6 +85,11 @@ func (w *Writer) writeFromCache(ctx context.Context, desired *corev1.Secret, rel
 	}
 	changed := have != desired.Annotations[DigestAnnotation]
 	if !changed && w.metadataCurrent(&cached, desired.Annotations[DigestAnnotation], release.UID) {
+		// Metadata can be written by anyone under any field manager's
+		// name: only the version this writer wrote or read is known current.
+		if !w.Echoes.current(client.ObjectKeyFromObject(desired), cached.ResourceVersion) {
+			return nil, errStale
+		}
 		return &Result{Bundle: bundle, Changed: false}, nil
 	}
 	res, err := w.apply(ctx, cached.ResourceVersion, desired, bundle, changed)

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
@@ -171,6 +172,10 @@ func TestCachedWriteNeverWritesOverWhatItCannotSee(t *testing.T) {
 			f.mustWrite(cert)
 			f.update(func(s *corev1.Secret) { s.Data[trustv1.ProjectionKey] = caCert(f.t, "theirs") })
 		}, nil, map[string]int{"GET": 1, "PATCH": 1}},
+		{"a ca.crt edited under credo's own field manager is read and restored", func(f *fixture, _ *metadataCache, cert []byte) {
+			f.mustWrite(cert)
+			forgeEdit(f)
+		}, nil, map[string]int{"GET": 1, "PATCH": 1}},
 		{"a key added by somebody else is read and removed", func(f *fixture, _ *metadataCache, cert []byte) {
 			f.mustWrite(cert)
 			f.update(func(s *corev1.Secret) { s.Data["tls.key"] = []byte("smuggled") })
@@ -204,4 +209,53 @@ func TestCachedWriteNeverWritesOverWhatItCannotSee(t *testing.T) {
 			g.Expect(after.Data).To(Equal(map[string][]byte{trustv1.ProjectionKey: res.Bundle.PEM}))
 		})
 	}
+}
+
+// forgeEdit changes the projection's ca.crt as an adversary would who
+// names credo's field manager on the write and keeps its digest: nothing in
+// the metadata but the resourceVersion tells it from credo's own write.
+func forgeEdit(f *fixture) *corev1.Secret {
+	f.t.Helper()
+	s := f.secret()
+	s.Data[trustv1.ProjectionKey] = caCert(f.t, "theirs")
+	if err := f.admin.Update(f.ctx, s, client.FieldOwner(f.w.FieldOwner)); err != nil {
+		f.t.Fatalf("updating the Secret: %v", err)
+	}
+	return s
+}
+
+// An edit under credo's own field manager is no echo: only the
+// resourceVersion credo's write was answered with is.
+func TestAForgedEditIsNoEcho(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f, _ := cachedFixture(t)
+	f.mustWrite(caCert(t, "pg-ca"))
+	g.Expect(f.w.Echo(f.secret())).To(BeTrue())
+
+	g.Expect(f.w.Echo(forgeEdit(f))).To(BeFalse(), "an edit under credo's field manager is no echo")
+}
+
+// An event taken for the echo of a write still in flight is checked once
+// the write is answered: another version than the write's is doubted, once.
+func TestEventsTakenWhileInFlightAreCheckedWhenAnswered(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	key := types.NamespacedName{Namespace: "tenant", Name: "pg.tenant-ca"}
+	ours := written{digest: "d", release: "uid"}
+	var e Echoes
+
+	e.expect(key, ours)
+	g.Expect(e.tentative(key, "10")).To(BeTrue(), "a write in flight")
+	e.answered(key, written{digest: "d", release: "uid", version: "10"})
+	g.Expect(e.doubted(key)).To(BeFalse(), "the event was the write's own")
+	g.Expect(e.tentative(key, "11")).To(BeFalse(), "answered: no event is taken on trust")
+
+	e.expect(key, ours)
+	g.Expect(e.tentative(key, "12")).To(BeTrue())
+	g.Expect(e.tentative(key, "13")).To(BeTrue())
+	e.answered(key, written{digest: "d", release: "uid", version: "12"})
+	g.Expect(e.doubted(key)).To(BeTrue(), "version 13 was somebody else's")
+	g.Expect(e.doubted(key)).To(BeFalse(), "reported once")
+	g.Expect(e.current(key, "12")).To(BeTrue())
 }

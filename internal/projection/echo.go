@@ -23,11 +23,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Echoes remembers the digest of the ca.crt a Writer last wrote to each
-// projection and the UID of its release, recorded before the write is sent, so that the watch events
-// of that write (its echo) need not reconcile the release again: the
-// reconcile that wrote it recorded it. The zero value is ready; a nil
-// *Echoes remembers nothing.
+// Echoes remembers what a Writer last wrote to each projection: the digest
+// of its ca.crt and the UID of its release, recorded before the write is
+// sent, and the resourceVersion the API server answered it with (or at
+// which an uncached read found it current). The watch event of that version
+// (its echo) need not reconcile the release again, and a Secret still at
+// that version is known current without a read. The resourceVersion is
+// what tells credo's write from anyone else's: a write that names credo's
+// field manager and keeps the digest is still another version. The zero
+// value is ready; a nil *Echoes remembers nothing.
 type Echoes struct {
 	mu      sync.Mutex
 	written map[types.NamespacedName]written
@@ -37,6 +41,12 @@ type Echoes struct {
 type written struct {
 	digest  string
 	release types.UID
+	// version is the resourceVersion of the write; empty until answered.
+	version string
+	// inFlight are the versions of events taken for the write's echo
+	// before it was answered; doubt, that one of them was another.
+	inFlight []string
+	doubt    bool
 }
 
 // expect records that the projection key is being written with w.
@@ -52,6 +62,65 @@ func (e *Echoes) expect(key types.NamespacedName, w written) {
 	e.written[key] = w
 }
 
+// answered records the resourceVersion the write of w to the projection
+// key was answered with, unless another write was expected since.
+func (e *Echoes) answered(key types.NamespacedName, w written) {
+	if e == nil || w.version == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cur, ok := e.written[key]; ok && cur.digest == w.digest && cur.release == w.release {
+		for _, v := range cur.inFlight {
+			w.doubt = w.doubt || v != w.version
+		}
+		e.written[key] = w
+	}
+}
+
+// tentative records that an event of the projection key at version was
+// taken for the echo of a write not answered yet; false when no write is
+// in flight.
+func (e *Echoes) tentative(key types.NamespacedName, version string) bool {
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w, ok := e.written[key]
+	if !ok || w.version != "" {
+		return false
+	}
+	w.inFlight = append(w.inFlight, version)
+	e.written[key] = w
+	return true
+}
+
+// doubted reports, once, whether an event taken for the echo of the last
+// write to the projection key while it was in flight was of another
+// version than the write's.
+func (e *Echoes) doubted(key types.NamespacedName) bool {
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w, ok := e.written[key]
+	if !ok || !w.doubt {
+		return false
+	}
+	w.doubt = false
+	e.written[key] = w
+	return true
+}
+
+// current reports whether the projection key at resourceVersion version
+// is what this writer last wrote or found current.
+func (e *Echoes) current(key types.NamespacedName, version string) bool {
+	w, ok := e.last(key)
+	return ok && w.version != "" && w.version == version
+}
+
 // last returns what was last written to the projection key.
 func (e *Echoes) last(key types.NamespacedName) (written, bool) {
 	if e == nil {
@@ -64,23 +133,32 @@ func (e *Echoes) last(key types.NamespacedName) (written, bool) {
 }
 
 // Forget drops what is remembered of the projection obj (deleted).
-func (e *Echoes) Forget(obj client.Object) {
+func (e *Echoes) Forget(obj client.Object) { e.forget(client.ObjectKeyFromObject(obj)) }
+
+func (e *Echoes) forget(key types.NamespacedName) {
 	if e == nil {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	delete(e.written, client.ObjectKeyFromObject(obj))
+	delete(e.written, key)
 }
 
 // Echo reports whether obj, a Secret's metadata as the cache holds it
 // (CacheTransform), is a projection as this writer last wrote it: the
-// digest last written, the label, the owner reference to the release, and
-// no manager but this writer's. A
-// reconcile would find it current; anything else (a change by anyone
-// else, an owner reference removed, a foreign Secret, a write not
-// remembered) is no echo.
+// resourceVersion its write was answered with, the digest last written,
+// the label, the owner reference to the release, and no manager but this
+// writer's. A reconcile would find it current; anything else (a change by
+// anyone else, an owner reference removed, a foreign Secret, a write not
+// remembered) is no echo. The event of a write not answered yet (the
+// watch can be faster than the response) is taken for its echo on its
+// metadata, and its version is checked once the write is answered: Write
+// reads and repairs the projection when it was another.
 func (w *Writer) Echo(obj client.Object) bool {
-	last, ok := w.Echoes.last(client.ObjectKeyFromObject(obj))
-	return ok && w.metadataCurrent(obj, last.digest, last.release) && w.onlyOurs(obj)
+	key := client.ObjectKeyFromObject(obj)
+	last, ok := w.Echoes.last(key)
+	if !ok || !w.metadataCurrent(obj, last.digest, last.release) || !w.onlyOurs(obj) {
+		return false
+	}
+	return w.Echoes.current(key, obj.GetResourceVersion()) || w.Echoes.tentative(key, obj.GetResourceVersion())
 }

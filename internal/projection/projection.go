@@ -125,14 +125,38 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 		return nil, err
 	}
 	desired := w.desired(namespace, release, bundle)
-	if w.Cache != nil {
+	key := client.ObjectKeyFromObject(desired)
+	res, err := w.write(ctx, desired, release, bundle, w.Cache != nil)
+	if err != nil {
+		// Nothing in flight any more: no event is an echo until the next write.
+		w.Echoes.forget(key)
+		return nil, err
+	}
+	if w.Echoes.doubted(key) {
+		// An event taken for this write's echo while it was in flight was
+		// another version: somebody else wrote meanwhile. Read and repair.
+		again, err := w.write(ctx, desired, release, bundle, false)
+		if err != nil {
+			w.Echoes.forget(key)
+			return nil, err
+		}
+		again.Changed = again.Changed || res.Changed
+		return again, nil
+	}
+	return res, nil
+}
+
+// write decides from the cache when fromCache and it can, else from an
+// uncached read, and makes at most one write.
+func (w *Writer) write(ctx context.Context, desired *corev1.Secret, release *helmv2.HelmRelease, bundle *pem.Bundle, fromCache bool) (*Result, error) {
+	if fromCache {
 		res, err := w.writeFromCache(ctx, desired, release, bundle)
 		if !errors.Is(err, errStale) {
 			return res, err
 		}
 	}
 	var current corev1.Secret
-	err = w.Reader.Get(ctx, client.ObjectKeyFromObject(desired), &current)
+	err := w.Reader.Get(ctx, client.ObjectKeyFromObject(desired), &current)
 	switch {
 	case apierrors.IsNotFound(err):
 		return w.create(ctx, desired, bundle)
@@ -149,6 +173,8 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 		return w.replace(ctx, &current, desired, bundle, changed)
 	}
 	if !changed && current.Type == corev1.SecretTypeOpaque && w.metadataCurrent(&current, desired.Annotations[DigestAnnotation], release.UID) {
+		w.expect(desired)
+		w.answered(desired, current.ResourceVersion)
 		return &Result{Bundle: bundle, Changed: false}, nil
 	}
 	return w.apply(ctx, current.ResourceVersion, desired, bundle, changed)

@@ -31,12 +31,14 @@ import (
 // created since the read makes it fail with AlreadyExists instead of merging.
 func (w *Writer) create(ctx context.Context, desired *corev1.Secret, bundle *pem.Bundle) (*Result, error) {
 	w.expect(desired)
-	if err := w.Client.Create(ctx, desired.DeepCopy(), client.FieldOwner(w.FieldOwner)); err != nil {
+	created := desired.DeepCopy()
+	if err := w.Client.Create(ctx, created, client.FieldOwner(w.FieldOwner)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, ErrCollision
 		}
 		return nil, fmt.Errorf("creating Secret %s: %w", desired.Name, err)
 	}
+	w.answered(desired, created.ResourceVersion)
 	return &Result{Bundle: bundle, Changed: true}, nil
 }
 
@@ -54,6 +56,8 @@ func (w *Writer) apply(ctx context.Context, resourceVersion string, desired *cor
 	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 		return nil, fmt.Errorf("applying Secret %s: %w", desired.Name, err)
 	}
+	// The apply writes the stored object back into u.
+	w.answered(desired, u.GetResourceVersion())
 	return &Result{Bundle: bundle, Changed: changed}, nil
 }
 
@@ -75,6 +79,7 @@ func (w *Writer) replace(ctx context.Context, current, desired *corev1.Secret, b
 	if err := w.Client.Update(ctx, next, client.FieldOwner(w.FieldOwner)); err != nil {
 		return nil, fmt.Errorf("replacing Secret %s: %w", current.Name, err)
 	}
+	w.answered(desired, next.ResourceVersion)
 	return &Result{Bundle: bundle, Changed: changed}, nil
 }
 
@@ -83,5 +88,13 @@ func (w *Writer) replace(ctx context.Context, current, desired *corev1.Secret, b
 func (w *Writer) expect(desired *corev1.Secret) {
 	w.Echoes.expect(client.ObjectKeyFromObject(desired), written{
 		digest: desired.Annotations[DigestAnnotation], release: desired.OwnerReferences[0].UID,
+	})
+}
+
+// answered records the resourceVersion desired was stored at, by the
+// response to its write or by an uncached read that found it current.
+func (w *Writer) answered(desired *corev1.Secret, version string) {
+	w.Echoes.answered(client.ObjectKeyFromObject(desired), written{
+		digest: desired.Annotations[DigestAnnotation], release: desired.OwnerReferences[0].UID, version: version,
 	})
 }
