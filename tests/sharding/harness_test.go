@@ -175,7 +175,23 @@ func startShard(ctx context.Context, t *testing.T, env *controlplane.Environment
 		if err != nil {
 			t.Fatalf("%s of %s not ready (log %s): %v", c, shardName, p.LogPath(), err)
 		}
+		t.Cleanup(func() { logTail(t, c+" of "+shardName, p.LogPath()) })
 	}
+}
+
+// logTail shows the end of a process's log when the test failed, with the
+// exit status if it exited: the environment's directory is removed after.
+func logTail(t *testing.T, name, path string) {
+	if !t.Failed() {
+		return
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("%s: no log: %v", name, err)
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+	t.Logf("%s, the last %d lines of its log:\n%s", name, min(len(lines), 40), strings.Join(lines[max(len(lines)-40, 0):], "\n"))
 }
 
 // write is one write request of the audit log.

@@ -73,7 +73,9 @@ func TestTwoShardsNeverBothActOnOneObject(t *testing.T) {
 	bin := buildControllers(t)
 	env, err := controlplane.Start(ctx, controlplane.Options{NoControllerManager: true, Audit: true, AuditPolicy: auditPolicy})
 	g.Expect(err).NotTo(HaveOccurred())
-	defer env.Stop()
+	// A cleanup, not a defer: the shards' logs are shown (startShard's
+	// cleanups, which run first) before the environment's directory goes.
+	t.Cleanup(func() { _ = env.Stop() })
 	c := env.Client
 	for _, ns := range []string{tenant, platformNamespace} {
 		g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
