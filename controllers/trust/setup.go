@@ -36,6 +36,7 @@ import (
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/shard"
+	"github.com/credo-dev/credo/internal/sourcecache"
 )
 
 // ControllerName is the trust-controller's name: its leader election,
@@ -78,10 +79,12 @@ func NewScheme() *runtime.Scheme {
 // Managed fields are not needed from the cache, but for the managers of
 // projections' (projection.CacheTransform): with them and the digest a
 // projection carries, the writer tells from the cache whether a projection
-// is current and its own, and reads no projection. Secrets are cached as
-// metadata only (the reconciler reads a source's data through the API
-// reader), so no Secret data sits in the controller's memory. HelmReleases
-// and TrustAnchors are cached for the shard only.
+// is current and its own, and reads no projection. Secrets are cached here
+// as metadata only, without kubectl's last-applied-configuration (which
+// holds a Secret's data); the certificates of label-leg sources are cached
+// apart (internal/sourcecache, built by Setup), and no other Secret data
+// sits in the controller's memory. HelmReleases and TrustAnchors are cached
+// for the shard only.
 func ConfigureCache(o *ctrl.Options, s shard.Shard) {
 	byObject := s.ByObject(ShardedObjects()...)
 	if byObject == nil {
@@ -102,12 +105,18 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 		return fmt.Errorf("invalid --namespace-selector: %w", err)
 	}
 	mgr := s.Manager
+	keys := trustv1.NewContractKeys(o.LabelDomain)
+	sources, err := sourcecache.New(mgr, keys)
+	if err != nil {
+		return err
+	}
 	anchors := &TrustAnchorReconciler{
 		Client:              mgr.GetClient(),
 		APIReader:           mgr.GetAPIReader(),
 		EventRecorder:       s.Recorder,
 		Metrics:             fluxcontroller.NewMetrics(mgr, s.Metrics),
-		Keys:                trustv1.NewContractKeys(o.LabelDomain),
+		Sources:             sources,
+		Keys:                keys,
 		NamespaceSelector:   nsSelector,
 		Shard:               s.Shard,
 		ExpiryWarningWindow: o.ExpiryWarningWindow,
@@ -115,8 +124,8 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	if err := anchors.SetupWithManager(ctx, mgr, TrustAnchorReconcilerOptions{MaxConcurrentReconciles: o.Concurrent}); err != nil {
 		return fmt.Errorf("setting up the TrustAnchor controller: %w", err)
 	}
-	sources := &TrustSourceReconciler{Client: mgr.GetClient(), EventRecorder: s.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard}
-	if err := sources.SetupWithManager(mgr); err != nil {
+	rules := &TrustSourceReconciler{Client: mgr.GetClient(), EventRecorder: s.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard}
+	if err := rules.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrustSource controller: %w", err)
 	}
 	return nil

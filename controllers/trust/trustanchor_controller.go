@@ -32,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
@@ -40,6 +41,7 @@ import (
 	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/internal/shard"
+	"github.com/credo-dev/credo/internal/sourcecache"
 )
 
 // +kubebuilder:rbac:groups=trust.credo.dev,resources=trustanchors,verbs=get;list;watch;create;patch
@@ -68,8 +70,13 @@ var trustAnchorSummary = reconciler.Summary{
 // name legs reconcile a release before its TrustAnchor exists, and create it.
 type TrustAnchorReconciler struct {
 	client.Client
-	// APIReader reads Secrets uncached: no Secret data is ever cached.
-	APIReader     client.Reader
+	// APIReader reads uncached what the caches cannot settle: a name-leg
+	// source, a label-leg source the cache holds without its key.
+	APIReader client.Reader
+	// Sources is the cache of label-leg sources (internal/sourcecache): of
+	// each labelled Secret, only its certificates. Its events reconcile
+	// the releases they concern; nil reads every source uncached.
+	Sources       cache.Cache
 	EventRecorder events.Recorder
 	fluxcontroller.Metrics
 
@@ -199,10 +206,16 @@ func (r *TrustAnchorReconciler) followDiscovery(ctx context.Context, ta *trustv1
 	return nil
 }
 
-// readSource reads the source Secret uncached and returns the key's value.
+// readSource returns the value of the source's key: from the cache of
+// label-leg sources when it holds it, else read uncached (a name-leg source,
+// a source not seen yet, a key missing or refused, which the uncached read
+// and the writer's guard report).
 func (r *TrustAnchorReconciler) readSource(ctx context.Context, ta *trustv1.TrustAnchor) ([]byte, error) {
-	var s corev1.Secret
 	key := client.ObjectKey{Namespace: ta.Namespace, Name: ta.Spec.Source.Name}
+	if v, ok := sourcecache.Value(ctx, r.Sources, key, ta.GetSourceKey()); ok {
+		return v, nil
+	}
+	var s corev1.Secret
 	if err := r.APIReader.Get(ctx, key, &s); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, reconciler.NewWaiting(trustv1.SourceNotFoundReason,

@@ -87,15 +87,11 @@ func legOf(ta *trustv1.TrustAnchor) (trustv1.Leg, string) {
 // one.
 func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release string, hr *helmv2.HelmRelease, ns *namespaceLabels) ([]candidate, error) {
 	var out []candidate
-	var secrets metav1.PartialObjectMetadataList
-	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-	if err := r.Client.List(ctx, &secrets, client.InNamespace(namespace), client.MatchingLabels{
-		r.Keys.PublishCACert: "true",
-		r.Keys.Release:       release,
-	}); err != nil {
-		return nil, fmt.Errorf("listing labelled Secrets: %w", err)
+	labelled, err := r.labelledSources(ctx, namespace, release)
+	if err != nil {
+		return nil, err
 	}
-	for _, s := range secrets.Items {
+	for _, s := range labelled {
 		key := s.Annotations[r.Keys.Key]
 		if key == "" {
 			key = trustv1.DefaultSourceKey
@@ -123,6 +119,37 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 		}
 	}
 	return dedupe(out), nil
+}
+
+// labelledSources lists the Secrets whose publish label names the release:
+// from the cache of label-leg sources when there is one, since its events
+// alone reconcile a labelled Secret (a reconcile such an event starts must
+// find the Secret it is about), else from the manager's metadata cache.
+func (r *TrustAnchorReconciler) labelledSources(ctx context.Context, namespace, release string) ([]metav1.ObjectMeta, error) {
+	opts := []client.ListOption{client.InNamespace(namespace), client.MatchingLabels{
+		r.Keys.PublishCACert: "true",
+		r.Keys.Release:       release,
+	}}
+	var out []metav1.ObjectMeta
+	if r.Sources != nil {
+		var secrets corev1.SecretList
+		if err := r.Sources.List(ctx, &secrets, opts...); err != nil {
+			return nil, fmt.Errorf("listing labelled Secrets: %w", err)
+		}
+		for _, s := range secrets.Items {
+			out = append(out, s.ObjectMeta)
+		}
+		return out, nil
+	}
+	var secrets metav1.PartialObjectMetadataList
+	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	if err := r.Client.List(ctx, &secrets, opts...); err != nil {
+		return nil, fmt.Errorf("listing labelled Secrets: %w", err)
+	}
+	for _, s := range secrets.Items {
+		out = append(out, s.ObjectMeta)
+	}
+	return out, nil
 }
 
 // firstActive returns the first claim that may create a TrustAnchor.

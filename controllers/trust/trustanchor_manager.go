@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/reconciler"
@@ -41,9 +42,12 @@ type TrustAnchorReconcilerOptions struct {
 }
 
 // SetupWithManager registers the reconciler. Secrets are watched as metadata
-// only, and never through a label-scoped cache: the name leg's sources carry
+// in the manager's cache, never label-scoped (the name leg's sources carry
 // no label, and a label-scoped Secret informer would hide them from every
-// other watch of Secrets in the manager.
+// other watch of Secrets in the manager), and the label leg's sources
+// through their own cache (r.Sources), whose events alone reconcile a
+// labelled Secret: a reconcile is then never started by an event its
+// cache has not seen yet.
 func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts TrustAnchorReconcilerOptions) error {
 	if err := indexTrustAnchors(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -55,8 +59,11 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		Watches(&helmv2.HelmRelease{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}),
 		)).
-		WatchesMetadata(&corev1.Secret{}, r.secretEvents()).
+		WatchesMetadata(&corev1.Secret{}, r.secretEvents(r.labelled)).
 		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource))
+	if r.Sources != nil {
+		b = b.WatchesRawSource(source.Kind[client.Object](r.Sources, &corev1.Secret{}, r.secretEvents(nil)))
+	}
 	return release.WatchChartSources(b, r.Client, requestsForReleases).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Named("trustanchor").

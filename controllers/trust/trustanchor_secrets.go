@@ -37,24 +37,48 @@ import (
 // through the projection: the reconcile that wrote it recorded it. A
 // projection changed or deleted by anyone else is no echo and reconciles
 // its release, which writes it back.
-func (r *TrustAnchorReconciler) secretEvents() handler.EventHandler {
+//
+// skip, when set, names the Secrets whose events another watch delivers
+// (the labelled sources, whose cache's events reconcile them); an update
+// is skipped only when both its versions are skipped.
+func (r *TrustAnchorReconciler) secretEvents(skip func(client.Object) bool) handler.EventHandler {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	add := func(q queue, reqs []reconcile.Request) {
 		for _, req := range reqs {
 			q.Add(req)
 		}
 	}
+	skipped := func(objs ...client.Object) bool {
+		if skip == nil {
+			return false
+		}
+		for _, o := range objs {
+			if !skip(o) {
+				return false
+			}
+		}
+		return true
+	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
+			if skipped(e.Object) {
+				return
+			}
 			add(q, r.requestsForSecret(ctx, e.Object, !r.writer().Echo(e.Object)))
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
+			if skipped(e.ObjectOld, e.ObjectNew) {
+				return
+			}
 			// The old object's publish label: a removed label is seen too.
 			add(q, r.labelRequests(e.ObjectOld))
 			add(q, r.requestsForSecret(ctx, e.ObjectNew, !r.writer().Echo(e.ObjectNew)))
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			r.echoes.Forget(e.Object)
+			if skipped(e.Object) {
+				return
+			}
 			add(q, r.requestsForSecret(ctx, e.Object, true))
 		},
 		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) {
@@ -81,6 +105,12 @@ func (r *TrustAnchorReconciler) requestsForSecret(ctx context.Context, o client.
 		reqs = append(reqs, reconciler.Request(ns, ta.Name))
 	}
 	return reqs
+}
+
+// labelled reports whether a Secret carries the publish label: the cache of
+// label-leg sources holds it, and its events reconcile it.
+func (r *TrustAnchorReconciler) labelled(o client.Object) bool {
+	return r.Sources != nil && o.GetLabels()[r.Keys.PublishCACert] == "true"
 }
 
 // labelRequests is the release the Secret's publish label names.

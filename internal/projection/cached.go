@@ -118,11 +118,17 @@ func (w *Writer) onlyOurs(s metav1.Object) bool {
 // writer has a Cache: it keeps the managedFields of projections (manager,
 // operation and subresource: what onlyOurs reads; not the field sets) and
 // drops every other Secret's, as cache.TransformStripManagedFields does.
+// It drops kubectl's last-applied-configuration of every Secret: on a Secret
+// applied with kubectl it holds the whole data, private keys included.
 func CacheTransform() toolscache.TransformFunc {
 	return func(in any) (any, error) {
 		obj, err := meta.Accessor(in)
 		if err != nil {
 			return in, nil //nolint:nilerr // a tombstone passes unchanged
+		}
+		if a := obj.GetAnnotations(); a[corev1.LastAppliedConfigAnnotation] != "" {
+			delete(a, corev1.LastAppliedConfigAnnotation)
+			obj.SetAnnotations(a)
 		}
 		if !strings.HasSuffix(obj.GetName(), trustv1.ProjectionSuffix) {
 			obj.SetManagedFields(nil)
