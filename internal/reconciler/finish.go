@@ -23,7 +23,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	fluxreconcile "github.com/fluxcd/pkg/runtime/reconcile"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,10 +144,11 @@ func result(obj Object, interval time.Duration, res ctrl.Result, err error) (ctr
 // retried, a success requeues at the interval), summarizes Ready from the
 // negative-polarity conditions with fluxcd/pkg/runtime's ResultFinalizer
 // (kstatus Reconciling/Stalled, lastHandledReconcileAt), applies a NotReady
-// state, logs the error as its policy asks, and patches the status, setting
-// observedGeneration once the object is Ready, Stalled or NotReady. With
+// state, logs the error as its policy asks, and patches the status in one
+// request (Patcher), setting observedGeneration once the object is Ready,
+// Stalled or NotReady. With
 // Notify, a change of Ready is an event once patched.
-func Finish(ctx context.Context, patcher *patch.SerialPatcher, obj Object, s Summary, res ctrl.Result, recErr error) (ctrl.Result, error) {
+func Finish(ctx context.Context, patcher *Patcher, obj Object, s Summary, res ctrl.Result, recErr error) (ctrl.Result, error) {
 	cause := recErr
 	interval := s.interval(obj)
 	res, recErr = result(obj, interval, res, recErr)
@@ -178,11 +178,10 @@ func Finish(ctx context.Context, patcher *patch.SerialPatcher, obj Object, s Sum
 	}
 	keepReadyTransition(obj, prevReady)
 	logPolicy(ctx, cause)
-	opts := fluxreconcile.AddPatchOptions(obj, nil, owned, s.FieldOwner)
-	if notReady {
-		opts = append(opts, patch.WithStatusObservedGeneration{})
-	}
-	if err := patcher.Patch(ctx, obj, opts...); err != nil {
+	// observedGeneration is set once the object is Ready, Stalled or
+	// NotReady, as fluxcd/pkg/runtime's AddPatchOptions does for the first two.
+	observed := conditions.IsStalled(obj) || conditions.IsReady(obj) || notReady
+	if err := patcher.Patch(ctx, obj, s.FieldOwner, observed); err != nil {
 		if !obj.GetDeletionTimestamp().IsZero() {
 			err = client.IgnoreNotFound(err)
 		}

@@ -24,7 +24,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,7 +51,7 @@ func finishOnce(t *testing.T, c client.Client, step func(obj Object) error) *tru
 	ctx := context.Background()
 	obj := &trustv1.TrustAnchor{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "ta"}, obj)).To(Succeed())
-	patcher := patch.NewSerialPatcher(obj, c)
+	patcher := NewPatcher(obj, c)
 	stepErr := step(obj)
 	_, err := Finish(ctx, patcher, obj, testSummary, ctrl.Result{}, stepErr)
 	if stepErr == nil {
@@ -138,5 +137,33 @@ func TestFinish(t *testing.T) {
 		g.Expect(*patches).To(Equal(1))
 		g.Expect(got.Status.LastHandledReconcileAt).To(Equal("now"))
 		g.Expect(conditions.Get(got, meta.ReadyCondition).LastTransitionTime.Time).To(BeTemporally("==", hourAgo.Time))
+	})
+
+	t.Run("a first Ready and the rest of the status are written in one patch", func(t *testing.T) {
+		g := NewWithT(t)
+		c, patches := newFinishClient(t, nil)
+		got := finishOnce(t, c, func(obj Object) error {
+			obj.(*trustv1.TrustAnchor).Status.ProjectedSecret = "rel.tenant-ca"
+			return nil
+		})
+		g.Expect(*patches).To(Equal(1))
+		g.Expect(conditions.IsReady(got)).To(BeTrue())
+		g.Expect(got.Status.ProjectedSecret).To(Equal("rel.tenant-ca"))
+		g.Expect(got.Status.ObservedGeneration).To(Equal(int64(1)))
+	})
+
+	t.Run("a failure's conditions and the rest of the status are written in one patch", func(t *testing.T) {
+		g := NewWithT(t)
+		c, patches := newFinishClient(t, &metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue,
+			Reason: meta.SucceededReason, Message: "done", LastTransitionTime: hourAgo})
+		got := finishOnce(t, c, func(obj Object) error {
+			obj.(*trustv1.TrustAnchor).Status.ProjectedSecret = "rel.tenant-ca"
+			conditions.MarkTrue(obj, failedCondition, "Failed", "boom")
+			return NewStalling("Failed", "boom")
+		})
+		g.Expect(*patches).To(Equal(1))
+		g.Expect(conditions.IsStalled(got)).To(BeTrue())
+		g.Expect(conditions.IsTrue(got, failedCondition)).To(BeTrue())
+		g.Expect(got.Status.ProjectedSecret).To(Equal("rel.tenant-ca"))
 	})
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,7 +124,7 @@ func Run[T Object](ctx context.Context, req ctrl.Request, obj T, s Steps[T]) (ou
 		res, err := s.Reconcile(ctx, obj)
 		return result(obj, s.Summary.interval(obj), res, err)
 	}
-	patcher := patch.NewSerialPatcher(obj, s.Client)
+	patcher := NewPatcher(obj, s.Client)
 	defer func() {
 		out, outErr = Finish(ctx, patcher, obj, s.Summary, out, outErr)
 	}()

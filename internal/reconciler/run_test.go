@@ -25,7 +25,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,7 +84,7 @@ func ruleOnce(t *testing.T, c client.Client, s Summary, err error) (*trustv1.Tru
 	ctx := context.Background()
 	obj := &trustv1.TrustSource{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Name: "rule"}, obj)).To(Succeed())
-	res, _ := Finish(ctx, patch.NewSerialPatcher(obj, c), obj, s, ctrl.Result{}, err)
+	res, _ := Finish(ctx, NewPatcher(obj, c), obj, s, ctrl.Result{}, err)
 	got := &trustv1.TrustSource{}
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed())
 	return got, res
