@@ -20,6 +20,12 @@ limitations under the License.
 // controller, the benchmark's own driver, anything else running), and on
 // Linux the CPU time of kube-apiserver, etcd and the benchmark's process
 // (with any controller it runs in-process), read from /proc.
+//
+// With CREDO_BENCH_APISERVER_PROFILE=<dir>, each measured part also takes a
+// CPU profile of kube-apiserver (its /debug/pprof/profile, for the first
+// CREDO_BENCH_APISERVER_PROFILE_SECONDS of the part, default 8) and Report
+// writes it to <dir>/<op>.pprof, for `go tool pprof -top`: the proof of
+// where kube-apiserver's share of an operation goes.
 package benchcost
 
 import (
@@ -28,6 +34,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +52,9 @@ type Meter struct {
 	// extra are processes (by pid) outside this one whose CPU counts too,
 	// named as they are reported.
 	extra map[string]int
+	// profile delivers kube-apiserver's CPU profile of the part, when
+	// asked for.
+	profile chan []byte
 }
 
 // Start reads kube-apiserver's request counters through cfg and the CPU
@@ -53,7 +63,27 @@ func Start(b testing.TB, cfg *rest.Config) *Meter {
 	b.Helper()
 	m := &Meter{cfg: cfg, extra: map[string]int{}}
 	m.requests, m.cpu = m.readRequests(b), m.readCPU()
+	if os.Getenv("CREDO_BENCH_APISERVER_PROFILE") != "" {
+		m.profile = make(chan []byte, 1)
+		go m.profileAPIServer(b)
+	}
 	return m
+}
+
+// profileAPIServer sends kube-apiserver's CPU profile of the next seconds
+// (nil if it could not be read).
+func (m *Meter) profileAPIServer(b testing.TB) {
+	seconds := os.Getenv("CREDO_BENCH_APISERVER_PROFILE_SECONDS")
+	if _, err := strconv.Atoi(seconds); err != nil {
+		seconds = "8"
+	}
+	raw, err := kubernetes.NewForConfigOrDie(m.cfg).RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", seconds).DoRaw(context.Background())
+	if err != nil {
+		b.Logf("reading kube-apiserver's CPU profile: %v", err)
+		raw = nil
+	}
+	m.profile <- raw
 }
 
 // Process counts the CPU time of the process pid (a controller run as its
@@ -74,6 +104,8 @@ type Cost struct {
 	// CPUms is the CPU milliseconds per operation by process: kube-apiserver,
 	// etcd, "test" (this process) and those given to Process.
 	CPUms map[string]float64
+	// Profile is kube-apiserver's CPU profile of the part, when asked for.
+	Profile []byte
 }
 
 // Stop returns the cost of each of n operations since Start.
@@ -92,6 +124,9 @@ func (m *Meter) Stop(b testing.TB, n int) Cost {
 			c.CPUms[name] = (v - before) / float64(n) * 1000
 		}
 	}
+	if m.profile != nil {
+		c.Profile = <-m.profile
+	}
 	return c
 }
 
@@ -102,6 +137,14 @@ func (c Cost) Report(b *testing.B, op string) {
 	b.Helper()
 	b.Logf("kube-apiserver requests per %s:\n%s", op, c.String())
 	b.ReportMetric(c.Total, "api-requests/"+op)
+	if dir := os.Getenv("CREDO_BENCH_APISERVER_PROFILE"); dir != "" && c.Profile != nil {
+		path := filepath.Join(dir, strings.ReplaceAll(op, "/", "-")+".pprof")
+		if err := os.WriteFile(path, c.Profile, 0o644); err != nil {
+			b.Logf("writing kube-apiserver's CPU profile: %v", err)
+		} else {
+			b.Logf("kube-apiserver's CPU profile of %s: %s", op, path)
+		}
+	}
 	for name, v := range c.CPUms {
 		unit := name + "-cpu-ms/" + op
 		if name == "kube-apiserver" {
