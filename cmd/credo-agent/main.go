@@ -25,8 +25,11 @@ limitations under the License.
 //
 // Exit codes: 0 when stopped by a signal, 1 on an error, 2 for bad flags (or
 // no certificate and no token), 3 when the workload must enroll again with a
-// new join token. Under systemd, RestartPreventExitStatus=2 3 keeps it from
-// restarting in a loop that only a new token can end.
+// new join token (the log names the reason: DuplicateIdentity,
+// RenewalGraceExceeded, ...), 4 when the workload is denied (an operator
+// locked it out; the log gives the denial's reason, and the agent renews
+// again once it is lifted). Under systemd, RestartPreventExitStatus=2 3 4
+// keeps it from restarting in a loop that only a person can end.
 package main
 
 import (
@@ -44,6 +47,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/credo-dev/credo/pkg/agent"
+	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
 // Exit codes.
@@ -52,6 +56,7 @@ const (
 	exitError        = 1
 	exitUsage        = 2
 	exitReenrollment = 3
+	exitDenied       = 4
 )
 
 func main() {
@@ -162,6 +167,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	case err == nil, ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		log.Info("stopped")
 		return exitOK
+	case errors.Is(err, agent.ErrDenied):
+		log.Error("the workload is denied: an operator locked it out; it renews again once the denial is lifted "+
+			"(`kubectl credo workload undeny <uuid>`), with the state directory as it is", "reason", enrollapi.ReasonDenied, "error", err.Error())
+		return exitDenied
 	case errors.Is(err, agent.ErrReenrollmentRequired):
 		log.Error("re-enrollment is needed: create a new join token with `kubectl credo token create <policy>` "+
 			"and restart credo-agent with it (--token-file)", "error", err.Error())

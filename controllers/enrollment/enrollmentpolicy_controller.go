@@ -25,6 +25,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,23 +87,15 @@ func (r *EnrollmentPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	})
 }
 
-// summary derives the Ready of policy: True with its counts, False while it
-// is revoked (reconciled, not failing). A policy has no interval: any
-// error-free result is a success. A change of Ready is an event: Warning
-// for a failure, Normal for a revocation and a recovery; a policy's first
-// Ready=True and a mere change of its counts are not.
+// summary derives the Ready of policy: True with its counts. A policy has no
+// interval: any error-free result is a success. A change of Ready is an
+// event: Warning for a failure, Normal for a revocation and a recovery; a
+// policy's first Ready=True and a mere change of its counts are not.
 func (r *EnrollmentPolicyReconciler) summary(policy *enrollv1.EnrollmentPolicy) reconciler.Summary {
 	return reconciler.Summary{
 		FieldOwner: EnrollmentFieldOwner,
 		Message: func(reconciler.Object) string {
 			return fmt.Sprintf("%d token(s) can enroll; %d workload(s)", policy.Status.Tokens, policy.Status.Enrollments)
-		},
-		NotReady: func(reconciler.Object) (string, string) {
-			if !policy.Spec.Revoked {
-				return "", ""
-			}
-			return enrollv1.PolicyRevokedReason, fmt.Sprintf("policy is revoked: its %d token(s) enroll nothing and its %d workload(s) renew nothing",
-				policy.Status.Tokens, policy.Status.Enrollments)
 		},
 		Notify: &reconciler.Events{Recorder: r.EventRecorder, Action: eventActionEnrollment},
 	}
@@ -116,6 +109,16 @@ func (r *EnrollmentPolicyReconciler) reconcilePolicy(ctx context.Context, policy
 	nextExpiry, err := r.count(ctx, policy, now)
 	if err != nil {
 		return ctrl.Result{}, reconciler.NewGeneric(meta.FailedReason, err)
+	}
+	if policy.Spec.Revoked {
+		// Terminal until the spec changes: Stalled, so that kstatus (and a
+		// Flux health check) calls it Failed instead of InProgress forever.
+		// An operator's decision, not a fault: a Normal event.
+		stalled := reconciler.NewStalling(enrollv1.PolicyRevokedReason,
+			"policy is revoked: its %d token(s) enroll nothing and its %d workload(s) renew nothing",
+			policy.Status.Tokens, policy.Status.Enrollments)
+		stalled.Config = reconciler.Config{Event: corev1.EventTypeNormal}
+		return ctrl.Result{}, stalled
 	}
 	if err := validateDurations(policy); err != nil {
 		return ctrl.Result{}, err

@@ -216,7 +216,7 @@ func TestPolicyTokenCountDropsWhenATokenExpires(t *testing.T) {
 	g.Expect(time.Since(expires)).To(BeNumerically("<", 5*time.Second), "the drop is seen at the expiry, by requeue")
 }
 
-func TestRevokedPolicyIsNotReady(t *testing.T) {
+func TestRevokedPolicyIsStalled(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
@@ -231,16 +231,23 @@ func TestRevokedPolicyIsNotReady(t *testing.T) {
 	g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(enrollv1.PolicyRevokedReason))
 	g.Expect(conditions.GetMessage(p, meta.ReadyCondition)).To(
 		Equal("policy is revoked: its 1 token(s) enroll nothing and its 1 workload(s) renew nothing"))
-	g.Expect(conditions.IsStalled(p)).To(BeFalse())
-	// Reconciled (observedGeneration is current) and not failing, but not
-	// Ready: kstatus, like a health check, does not count it as serving.
-	g.Expect(testenv.KStatus(t, p)).To(Equal(status.InProgressStatus))
+	// Terminal until its spec changes: Stalled with its reason, so that
+	// kstatus (and a Flux health check) ends with Failed instead of waiting
+	// forever on InProgress.
+	g.Expect(conditions.IsStalled(p)).To(BeTrue())
+	g.Expect(conditions.GetReason(p, meta.StalledCondition)).To(Equal(enrollv1.PolicyRevokedReason))
+	g.Expect(conditions.IsReconciling(p)).To(BeFalse())
+	g.Expect(testenv.KStatus(t, p)).To(Equal(status.FailedStatus))
+	// An operator's decision, not a fault: a Normal event.
 	g.Eventually(func() []corev1.Event { return eventsOf(g, ns, "edge", enrollv1.PolicyRevokedReason) },
 		10*time.Second, 100*time.Millisecond).ShouldNot(BeEmpty())
+	g.Expect(eventsOf(g, ns, "edge", enrollv1.PolicyRevokedReason)[0].Type).To(Equal(corev1.EventTypeNormal))
 
 	g.Expect(env.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"revoked":false}}`)))).To(Succeed())
 	p = policyWith(g, ns, "edge", policyCounts(1, 1))
 	g.Expect(conditions.GetReason(p, meta.ReadyCondition)).To(Equal(meta.SucceededReason))
+	g.Expect(conditions.IsStalled(p)).To(BeFalse())
+	g.Expect(testenv.KStatus(t, p)).To(Equal(status.CurrentStatus))
 }
 
 func TestInvalidDurationsAreRefusedByTheAPIServer(t *testing.T) {

@@ -48,15 +48,18 @@ const DefaultPendingTimeout = 10 * time.Minute
 const DefaultPendingMarkDelay = 5 * time.Second
 
 // WorkloadReconciler keeps the registry tidy: it deletes Workloads that never
-// got their first certificate, and marks Ready False on a Workload whose
-// certificate expired beyond its policy's renewal grace (it must enroll
-// again with a token) or whose policy is gone. It never deletes an enrolled
+// got their first certificate, and marks Ready False on a Workload that is
+// denied (recording when it first saw the denial), whose copies must all
+// enroll again after a duplicate identity, whose certificate expired beyond
+// its policy's renewal grace (it must enroll again with a token) or whose
+// policy is gone. It never deletes an enrolled
 // Workload: deleting one is how an operator stops its renewals.
 //
 // The enrollment server owns the Workload's Ready condition once the
 // workload is Enrolled or Renewed; this reconciler writes it only to say
-// Pending (a registration left waiting), Expired or PolicyNotFound, and to
-// undo the last two when they no longer hold.
+// Pending (a registration left waiting), Denied, DuplicateIdentity, Expired
+// or PolicyNotFound, and to undo Denied, Expired and PolicyNotFound when
+// they no longer hold.
 // Its writes are conditional on the version it read, so a renewal served
 // meanwhile is never overwritten.
 type WorkloadReconciler struct {
@@ -119,7 +122,27 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 func (r *WorkloadReconciler) reconcileWorkload(ctx context.Context, wl *enrollv1.Workload) (ctrl.Result, error) {
 	now := r.now()
 	if wl.Status.Serial == "" || wl.Status.NotAfter == nil {
+		// A registration denied before its certificate is refused by step
+		// 2 and collected like any other.
 		return r.collectPending(ctx, wl, now)
+	}
+	if d := wl.Spec.Denied; d != nil {
+		if wl.Status.DeniedAt == nil {
+			at := metav1.NewTime(now)
+			wl.Status.DeniedAt = &at
+		}
+		by := ""
+		if d.By != "" {
+			by = " by " + d.By
+		}
+		return ctrl.Result{}, reconciler.NewStalling(enrollv1.DeniedReason,
+			"denied%s at %s: %s; the workload renews nothing until spec.denied is removed", by, formatTime(wl.Status.DeniedAt.Time), d.Reason)
+	}
+	wl.Status.DeniedAt = nil
+	if wl.ForcedToReenroll() {
+		// Written by the enrollment server with the duplicate's record.
+		msg := conditions.GetMessage(wl, enrollv1.DuplicateIdentityCondition)
+		return ctrl.Result{}, reconciler.NewStalling(enrollv1.DuplicateIdentityReason, "%s", msg)
 	}
 	policy := &enrollv1.EnrollmentPolicy{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: wl.Spec.Policy}, policy); err != nil {
@@ -139,8 +162,10 @@ func (r *WorkloadReconciler) reconcileWorkload(ctx context.Context, wl *enrollv1
 			"certificate %s expired at %s and the renewal grace of %s ended at %s; the workload must enroll again with a join token",
 			wl.Status.Serial, formatTime(notAfter), grace, formatTime(deadline))
 	}
-	if reason := conditions.GetReason(wl, meta.ReadyCondition); reason == enrollv1.ExpiredReason || reason == enrollv1.PolicyNotFoundReason {
-		// The policy is back, or its grace grew: the certificate renews again.
+	if reason := conditions.GetReason(wl, meta.ReadyCondition); reason == enrollv1.ExpiredReason ||
+		reason == enrollv1.PolicyNotFoundReason || reason == enrollv1.DeniedReason {
+		// The policy is back, its grace grew or the denial was lifted: the
+		// certificate renews again.
 		reason := enrollv1.EnrolledReason
 		if wl.Status.Renewals > 0 {
 			reason = enrollv1.RenewedReason

@@ -105,18 +105,27 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		if wl.Spec.Token != jt.Name {
 			return notRegisteredWith(id)
 		}
+		if wl.Spec.Denied != nil {
+			return &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonDenied,
+				msg: fmt.Sprintf("workload %s is denied: %s", id, wl.Spec.Denied.Reason)}
+		}
 		if wl.Status.Serial != "" {
 			return &apiError{status: http.StatusConflict, reason: enrollapi.ReasonBadRequest,
 				msg: fmt.Sprintf("workload %s already holds a certificate; it renews with it", id)}
 		}
 		return nil
 	}
+	peer, e := peerOf(r, req.Host)
+	if e != nil {
+		s.refuse(w, jt, e)
+		return
+	}
 	wl, e := s.cachedWorkload(r.Context(), jt.Namespace, id, check)
 	if e != nil && e.status == http.StatusServiceUnavailable {
 		s.fail(w, e)
 		return
 	}
-	if e != nil {
+	if e != nil && (e.status != http.StatusConflict || wl == nil) {
 		if e.reason == enrollapi.ReasonWorkloadNotFound {
 			e = notRegisteredWith(id)
 		}
@@ -128,7 +137,17 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, jt, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
 		return
 	}
-	resp, e := s.issue(r.Context(), wl, policy, csr, false, check)
+	if e != nil {
+		// Already enrolled (read from the API server): the same request
+		// again is a retry whose answer was lost.
+		if wl.Status.PreviousSerial == "" && s.isRetry(wl, csr) {
+			s.answerAgain(w, r, wl, policy)
+			return
+		}
+		s.refuse(w, jt, e)
+		return
+	}
+	resp, e := s.issue(r.Context(), wl, policy, csr, peer, check)
 	if e != nil {
 		s.fail(w, e)
 		return
@@ -136,61 +155,6 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 	s.recordUse(jt, id)
 	s.event(wl, corev1.EventTypeNormal, enrollv1.EnrolledEventReason,
 		"enrolled with join token %s; certificate %s valid until %s", jt.Name, wl.Status.Serial, resp.NotAfter)
-	writeJSON(w, http.StatusOK, resp)
-}
-
-// handleRenewal renews a workload authenticated by its current certificate,
-// expired or not, within the policy's grace.
-func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("uuid")
-	var req enrollapi.RenewalRequest
-	if e := decode(r, &req); e != nil {
-		s.fail(w, e)
-		return
-	}
-	leaf, e := s.authenticate(r, id)
-	if e != nil {
-		s.fail(w, e)
-		return
-	}
-	current := func(wl *enrollv1.Workload) *apiError {
-		if wl.Status.Serial == "" || wl.Status.Serial != serialHex(leaf) {
-			return &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonNotCurrent,
-				msg: fmt.Sprintf("certificate %s is not the current certificate of workload %s; only the latest certificate renews", serialHex(leaf), id)}
-		}
-		return nil
-	}
-	wl, notCurrent := s.findWorkload(r.Context(), id, current)
-	if wl == nil {
-		s.fail(w, notCurrent)
-		return
-	}
-	policy, e := s.usablePolicy(r.Context(), wl.Namespace, wl.Spec.Policy)
-	if e != nil {
-		s.refuseRenewal(w, wl, e)
-		return
-	}
-	if notCurrent != nil {
-		s.refuseRenewal(w, wl, notCurrent)
-		return
-	}
-	grace := policy.GetRenewalGrace()
-	if s.now().After(leaf.NotAfter.Add(grace)) {
-		s.refuseRenewal(w, wl, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonRenewalGraceOver,
-			msg: fmt.Sprintf("the certificate expired at %s, more than the renewal grace (%s) ago; enroll again with a join token",
-				leaf.NotAfter.UTC().Format("2006-01-02T15:04:05Z"), grace)})
-		return
-	}
-	csr, err := CheckCSR([]byte(req.CSR), id)
-	if err != nil {
-		s.refuseRenewal(w, wl, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
-		return
-	}
-	resp, e := s.issue(r.Context(), wl, policy, csr, true, current)
-	if e != nil {
-		s.fail(w, e)
-		return
-	}
 	writeJSON(w, http.StatusOK, resp)
 }
 

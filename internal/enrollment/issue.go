@@ -46,12 +46,18 @@ func Backdate(ttl, max time.Duration) time.Duration {
 	return min(max, ttl/20)
 }
 
+// maxRecordedCertificates is the most of a certificate and its chain, PEM,
+// a Workload's status keeps (the CRD's bound).
+const maxRecordedCertificates = 32768
+
 // issue signs csr for wl under policy, checks what came back, and records
 // the new serial with a conditional update of the Workload's status. Only
 // after that write is the certificate returned: the registry always names
 // the one certificate that may renew.
 func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy, csr *x509.CertificateRequest,
-	renewal bool, check workloadCheck) (*enrollapi.CertificateResponse, *apiError) {
+	peer enrollv1.WorkloadPeer, check workloadCheck) (*enrollapi.CertificateResponse, *apiError) {
+	// Step 2 issues the first certificate; a renewal replaces one.
+	renewal := wl.Status.Serial != ""
 	now := s.now()
 	ttl := policy.GetCertificateTTL()
 	maxTTL := s.Limits.MaxCertificateTTL
@@ -103,8 +109,17 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	nb, na := metav1.NewTime(cert.NotBefore), metav1.NewTime(cert.NotAfter)
 	ra := metav1.NewTime(enrollapi.RenewalStart(cert.NotBefore, cert.NotAfter))
 	at := metav1.NewTime(now)
+	// Kept so that a retry of this request, its answer lost, gets the same
+	// certificate; a certificate too large for the record only loses that.
+	certificates := string(issued.CertificatePEM) + string(issued.ChainPEM)
+	if len(certificates) > maxRecordedCertificates {
+		certificates = ""
+	}
+	peer.At = &at
 	record := func() error {
+		wl.Status.PreviousSerial = wl.Status.Serial
 		wl.Status.Serial = serialHex(cert)
+		wl.Status.Certificate, wl.Status.RequestSHA256, wl.Status.IssuedTo = certificates, requestDigest(csr), &peer
 		wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.RenewAfter = &nb, &na, &ra
 		if renewal {
 			wl.Status.LastRenewal = &at

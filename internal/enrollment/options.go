@@ -34,6 +34,10 @@ import (
 const (
 	DefaultFailedAttemptsBurst = 10
 	DefaultFailedAttemptsEvery = 30 * time.Second
+	// DefaultRenewalRetryWindow is how long after a renewal its request,
+	// sent again byte for byte, gets the same certificate: longer than the
+	// agent's backoff over a few minutes' outage, far shorter than a TTL.
+	DefaultRenewalRetryWindow = 15 * time.Minute
 )
 
 // Options configure the enrollment server: the platform's limits and the
@@ -55,6 +59,10 @@ type Options struct {
 	FailedAttemptsEvery time.Duration
 	// MaxBackdate bounds notBefore backdating; DefaultMaxBackdate when zero.
 	MaxBackdate time.Duration
+	// RenewalRetryWindow is how long after a certificate was issued the
+	// request it was issued for, sent again, is answered with it (a retry
+	// whose first answer was lost); zero accepts no retry.
+	RenewalRetryWindow time.Duration
 	// TokenUseFlush is how often the join tokens' use counts are written;
 	// DefaultTokenUseFlush when zero. Not a flag.
 	TokenUseFlush time.Duration
@@ -71,6 +79,7 @@ func NewOptions() Options {
 		FailedAttemptsBurst: DefaultFailedAttemptsBurst,
 		FailedAttemptsEvery: DefaultFailedAttemptsEvery,
 		MaxBackdate:         DefaultMaxBackdate,
+		RenewalRetryWindow:  DefaultRenewalRetryWindow,
 	}
 }
 
@@ -83,6 +92,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"After the burst, one failed attempt per this interval per client address and token id.")
 	fs.DurationVar(&o.MaxBackdate, "max-backdate", o.MaxBackdate,
 		"How far before now a certificate's notBefore may be set, for agents whose clock is behind (at most a twentieth of the TTL).")
+	fs.DurationVar(&o.RenewalRetryWindow, "renewal-retry-window", o.RenewalRetryWindow,
+		"How long after a certificate was issued the same certificate request, sent again because its answer was lost, gets that certificate again instead of counting as a duplicate identity; 0 accepts no retry.")
 }
 
 // Validate checks the options as flags give them.
@@ -99,6 +110,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxBackdate < 0 {
 		errs = append(errs, errors.New("--max-backdate must not be negative"))
+	}
+	if o.RenewalRetryWindow < 0 {
+		errs = append(errs, errors.New("--renewal-retry-window must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -137,6 +151,7 @@ func New(c Cluster, authority ca.CertificateAuthority, recorder events.Recorder,
 		Recorder:    recorder,
 		Limits:      opts.Limits,
 		MaxBackdate: opts.MaxBackdate,
+		RetryWindow: opts.RenewalRetryWindow,
 		Now:         opts.Now,
 		Log:         opts.Log,
 		refusals:    newSampledLog(),

@@ -16,9 +16,10 @@ limitations under the License.
 
 package enrollment
 
-// The enrollment server registers Workloads, records their certificates and
+// The enrollment server registers Workloads, records their certificates
+// (and denies a Workload whose policy denies duplicate identities) and
 // the uses of join tokens, and reads policies and tokens from its cache.
-// +kubebuilder:rbac:groups=enrollment.credo.dev,resources=workloads,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=enrollment.credo.dev,resources=workloads,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=workloads/status,verbs=get;update
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=jointokens,verbs=get;list;watch
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=jointokens/status,verbs=get;update

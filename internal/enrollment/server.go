@@ -69,6 +69,9 @@ type Server struct {
 	Limits Limits
 	// MaxBackdate bounds notBefore backdating; DefaultMaxBackdate when zero.
 	MaxBackdate time.Duration
+	// RetryWindow is how long a certificate's request, sent again, is
+	// answered with it; no retry is accepted when zero.
+	RetryWindow time.Duration
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 	// Log never receives a token, CSR or certificate.

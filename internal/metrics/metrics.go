@@ -36,6 +36,7 @@ const (
 	labelNamespace = "namespace"
 	labelReason    = "reason"
 	labelOperation = "operation"
+	labelAction    = "action"
 )
 
 // Operations of the access API, the values of the operation label.
@@ -106,6 +107,10 @@ var (
 		Name: "credo_enrollment_refused_total",
 		Help: "Enrollment and renewal requests the enrollment listener answered with an error, by its reason (RateLimited counts rate-limited attempts).",
 	}, []string{labelReason})
+	duplicateIdentities = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_enrollment_duplicate_identities_total",
+		Help: "Renewals that presented a still valid certificate of a workload other than its latest one (a cloned host), by namespace and the policy's onDuplicate action.",
+	}, []string{labelNamespace, labelAction})
 )
 
 // Collectors returns every credo counter.
@@ -114,7 +119,7 @@ func Collectors() []prometheus.Collector {
 		projectionsWritten, keysRefused, trustCollisions,
 		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered, recordsSwept,
 		mints, revocations, accessRefused,
-		enrollments, renewals, enrollmentRefused,
+		enrollments, renewals, enrollmentRefused, duplicateIdentities,
 	}
 }
 
@@ -186,3 +191,9 @@ func Renewed(namespace string) { renewals.WithLabelValues(namespace).Inc() }
 // EnrollmentRefused counts an enrollment or renewal request answered with
 // an error; reason is one of pkg/enrollapi's Reason constants.
 func EnrollmentRefused(reason string) { enrollmentRefused.WithLabelValues(reason).Inc() }
+
+// DuplicateIdentity counts a duplicate identity detected at renewal; action
+// is the policy's onDuplicate (ForceReenroll, Deny or Record).
+func DuplicateIdentity(namespace, action string) {
+	duplicateIdentities.WithLabelValues(namespace, action).Inc()
+}

@@ -95,6 +95,13 @@ var (
 	// beyond its renewal grace and no token was given. The error also wraps
 	// an *enrollapi.Error carrying the reason.
 	ErrReenrollmentRequired = errors.New("re-enrollment with a new join token is required")
+	// ErrDenied is wrapped by the error Run returns when the server refused
+	// a renewal because the workload is denied (its Workload's
+	// spec.denied): an operator locked it out. The error also wraps the
+	// *enrollapi.Error whose message carries the denial's reason. The
+	// state directory is kept: once the denial is lifted, the agent renews
+	// with it again (within the renewal grace), without a token.
+	ErrDenied = errors.New("the workload is denied")
 	// ErrTokenRequired is returned by Run when there is no usable
 	// certificate in the state directory and no join token to enroll with.
 	ErrTokenRequired = errors.New("no certificate in the state directory and no join token to enroll with")

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
@@ -37,13 +36,9 @@ import (
 // enroll registers the workload with the token, then asks for the
 // certificate of the identity assigned, with a new key.
 func (a *Agent) enroll(ctx context.Context, token string) error {
-	hostname := a.cfg.Hostname
-	if hostname == "" {
-		h, err := os.Hostname()
-		if err != nil {
-			return fmt.Errorf("finding the hostname: %w", err)
-		}
-		hostname = h
+	hostname, err := a.hostname()
+	if err != nil {
+		return err
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -68,7 +63,7 @@ func (a *Agent) enroll(ctx context.Context, token string) error {
 		return err
 	}
 	var resp enrollapi.CertificateResponse
-	certReq := &enrollapi.CertificateRequest{Token: token, CSR: string(csrPEM)}
+	certReq := &enrollapi.CertificateRequest{Token: token, CSR: string(csrPEM), Host: a.host()}
 	if err := a.retry(ctx, time.Time{}, "requesting the certificate", transientAtEnrollment, func() error {
 		return a.client.postJSON(ctx, enrollapi.PathCertificate(reg.UUID), certReq, &resp)
 	}); err != nil {

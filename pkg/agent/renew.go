@@ -101,7 +101,9 @@ func (a *Agent) renew(ctx context.Context, id *identity) error {
 	if err != nil {
 		return err
 	}
-	req := &enrollapi.RenewalRequest{CSR: string(csrPEM)}
+	// The same request, byte for byte, on every attempt: a retry whose
+	// first answer was lost gets the certificate already issued.
+	req := &enrollapi.RenewalRequest{CSR: string(csrPEM), Host: a.host()}
 	var resp enrollapi.CertificateResponse
 	err = a.retry(ctx, id.deadline(), "renewing the certificate", transient, func() error {
 		resp = enrollapi.CertificateResponse{}
@@ -118,6 +120,10 @@ func (a *Agent) renew(ctx context.Context, id *identity) error {
 			id.uri(), id.deadline().Format(logTime), graceOver.last)
 		a.markReenrollment(id, enrollapi.ReasonRenewalGraceOver, msg)
 		return fmt.Errorf("%w: %w", ErrReenrollmentRequired, &enrollapi.Error{Reason: enrollapi.ReasonRenewalGraceOver, Message: msg})
+	case errors.As(err, &apiErr) && apiErr.IsDenied():
+		// Nothing is marked: once the denial is lifted, the same
+		// certificate renews again.
+		return fmt.Errorf("%w: %w", ErrDenied, err)
 	case needsReenrollment(err) && errors.As(err, &apiErr):
 		a.markReenrollment(id, apiErr.Reason, apiErr.Message)
 		return fmt.Errorf("%w: %w", ErrReenrollmentRequired, err)

@@ -112,13 +112,33 @@ type CertificateRequest struct {
 	Token string `json:"token"`
 	// CSR is a PEM "CERTIFICATE REQUEST" whose only SAN is the workload URI.
 	CSR string `json:"csr"`
+	// Host is what the agent says of its host, recorded beside the
+	// certificate. Optional.
+	Host *Host `json:"host,omitempty"`
 }
 
 // RenewalRequest renews over a connection authenticated by the current certificate.
 type RenewalRequest struct {
 	// CSR is a PEM "CERTIFICATE REQUEST" whose only SAN is the workload URI.
-	// The agent may reuse its key or send a new one.
+	// The agent may reuse its key or send a new one. A renewal whose answer
+	// was lost is retried with the same CSR, byte for byte: within the
+	// server's retry window it gets the certificate already issued, while
+	// any other request presenting the replaced certificate is a duplicate
+	// identity.
 	CSR string `json:"csr"`
+	// Host is what the agent says of its host, recorded beside the
+	// certificate and in a duplicate-identity record. Optional.
+	Host *Host `json:"host,omitempty"`
+}
+
+// Host is what an agent says of the host it runs on. It authenticates
+// nothing: it tells two copies of a cloned host apart in the record.
+type Host struct {
+	// Hostname of the host.
+	Hostname string `json:"hostname,omitempty"`
+	// BootID is the kernel's random id of the current boot
+	// (/proc/sys/kernel/random/boot_id on Linux).
+	BootID string `json:"bootID,omitempty"`
 }
 
 // CertificateResponse carries a signed certificate.
@@ -162,6 +182,15 @@ const (
 	// waiting for their certificate as the platform allows (answered 429
 	// with Retry-After); retry once some complete or expire.
 	ReasonTooManyPending = "TooManyPendingWorkloads"
+	// ReasonDenied: the workload is denied (its Workload's spec.denied);
+	// it renews nothing until an operator lifts the denial. The message
+	// carries the denial's reason. Not a re-enrollment: the same workload
+	// renews once the denial is lifted, within its grace.
+	ReasonDenied = "WorkloadDenied"
+	// ReasonDuplicateIdentity: another copy of the workload renewed with
+	// its certificate (a cloned host); the workload renews no more and
+	// every copy must enroll again with a join token.
+	ReasonDuplicateIdentity = "DuplicateIdentity"
 )
 
 // Error is the JSON body of every non-2xx answer.
@@ -175,7 +204,7 @@ func (e *Error) Error() string { return e.Reason + ": " + e.Message }
 // NeedsReenrollment reports whether the agent must enroll again with a new token.
 func (e *Error) NeedsReenrollment() bool {
 	switch e.Reason {
-	case ReasonWorkloadNotFound, ReasonNotCurrent, ReasonRenewalGraceOver, ReasonPolicyRevoked,
+	case ReasonWorkloadNotFound, ReasonNotCurrent, ReasonRenewalGraceOver, ReasonPolicyRevoked, ReasonDuplicateIdentity,
 		// A renewal whose certificate does not authenticate (not issued by
 		// a CA in the bundle any more, or not this workload's): only a new
 		// enrollment gives the agent a certificate that does.
@@ -184,6 +213,10 @@ func (e *Error) NeedsReenrollment() bool {
 	}
 	return false
 }
+
+// IsDenied reports whether the workload is denied: it must stop until an
+// operator lifts the denial, and needs no new token.
+func (e *Error) IsDenied() bool { return e.Reason == ReasonDenied }
 
 // RenewalStart is the start of a certificate's renewal window, the last
 // third of its lifetime: notBefore plus ⌈lifetime×2/3⌉. The server records

@@ -31,7 +31,21 @@ const (
 	// exist; the workload renews nothing until it exists again. The
 	// workload is kept.
 	PolicyNotFoundReason string = "PolicyNotFound"
+	// DeniedReason (False): spec.denied is set; the workload renews
+	// nothing until it is removed.
+	DeniedReason string = "Denied"
+	// DuplicateIdentityReason (False): a duplicate identity was detected
+	// under onDuplicate ForceReenroll; every copy must enroll again with a
+	// join token.
+	DuplicateIdentityReason string = "DuplicateIdentity"
 )
+
+// DuplicateIdentityCondition (abnormal-true) is set on a Workload when a
+// renewal presented a still valid certificate of it that is not its latest
+// one. Its reason is the action taken: ForceReenroll, Deny or Record
+// (the DuplicateAction values); its message names both serials, addresses
+// and hosts. It stays as the record; deleting the Workload clears it.
+const DuplicateIdentityCondition string = "DuplicateIdentity"
 
 // Reasons of the Ready condition of an EnrollmentPolicy.
 const (
@@ -79,6 +93,14 @@ const (
 	EnrollmentRefusedReason string = "EnrollmentRefused"
 	// RenewalRefusedReason: a renewal was refused (not current, grace over, policy revoked).
 	RenewalRefusedReason string = "RenewalRefused"
+	// RenewalDeniedReason: a renewal of a denied workload was refused.
+	RenewalDeniedReason string = "RenewalDenied"
+	// DuplicateIdentityEventReason: a renewal presented a still valid
+	// certificate of the workload that is not its latest one.
+	DuplicateIdentityEventReason string = "DuplicateIdentity"
+	// RenewalRetriedReason (Normal): a renewal retried with the request
+	// whose answer was lost got the certificate already issued.
+	RenewalRetriedReason string = "RenewalRetried"
 	// EnrolledEventReason (Normal): a workload received its first certificate.
 	EnrolledEventReason string = "Enrolled"
 	// TokenAttemptsRateLimitedReason: failed token attempts from one address were rate limited.

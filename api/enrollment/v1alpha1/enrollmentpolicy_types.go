@@ -114,6 +114,16 @@ type EnrollmentPolicySpec struct {
 	// renew nothing. Their certificates lapse within one TTL.
 	// +optional
 	Revoked bool `json:"revoked,omitempty"`
+
+	// onDuplicate is what happens when a renewal presents a still valid
+	// certificate of a workload that is not its latest one, the sign of a
+	// cloned host: ForceReenroll (the default) refuses both copies from
+	// then on, so each enrolls again with a join token and gets its own
+	// UUID; Deny denies the workload (spec.denied) until an operator lifts
+	// it; Record only records it, and the copy with the older certificate
+	// must enroll again. Each records the DuplicateIdentity condition.
+	// +optional
+	OnDuplicate DuplicateAction `json:"onDuplicate,omitempty"`
 }
 
 // EnrollmentPolicyStatus is the observed state of an EnrollmentPolicy.
@@ -149,6 +159,7 @@ type EnrollmentPolicyStatus struct {
 // +kubebuilder:printcolumn:name="Workloads",type=integer,JSONPath=`.status.enrollments`
 // +kubebuilder:printcolumn:name="TTL",type=string,JSONPath=`.spec.certificateTTL`,priority=1
 // +kubebuilder:printcolumn:name="Revoked",type=boolean,JSONPath=`.spec.revoked`,priority=1
+// +kubebuilder:printcolumn:name="On Duplicate",type=string,JSONPath=`.spec.onDuplicate`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
@@ -200,6 +211,14 @@ func (in *EnrollmentPolicy) GetRenewalGrace() time.Duration {
 		return DefaultRenewalGrace
 	}
 	return min(max(in.Spec.RenewalGrace.Duration, 0), MaxRenewalGrace)
+}
+
+// GetOnDuplicate returns spec.onDuplicate or its default, ForceReenroll.
+func (in *EnrollmentPolicy) GetOnDuplicate() DuplicateAction {
+	if in.Spec.OnDuplicate == "" {
+		return DuplicateForceReenroll
+	}
+	return in.Spec.OnDuplicate
 }
 
 // +kubebuilder:object:root=true

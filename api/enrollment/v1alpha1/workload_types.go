@@ -57,6 +57,103 @@ type WorkloadSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
+
+	// denied locks the workload out before its certificate expires: while it
+	// is set, the workload renews nothing, within its renewal grace or not.
+	// Removing it restores renewal (within the grace). Set it with
+	// `kubectl credo workload deny`, or in Git.
+	// +optional
+	Denied *WorkloadDenial `json:"denied,omitempty"`
+}
+
+// WorkloadDenial says why a workload is locked out, and who locked it out.
+type WorkloadDenial struct {
+	// reason is why the workload is denied; the refused agent is told it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Reason string `json:"reason"`
+
+	// by is who denied the workload: `kubectl credo workload deny` writes
+	// the user kube-apiserver authenticated it as, the enrollment server
+	// its own service account when a policy denies duplicates. With
+	// config/admission installed, a deny that names anybody but its
+	// requester is refused.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	By string `json:"by,omitempty"`
+}
+
+// DuplicateAction is what the enrollment server does when a renewal
+// presents a certificate of a workload that is not its latest one.
+// +kubebuilder:validation:Enum=Deny;ForceReenroll;Record
+type DuplicateAction string
+
+const (
+	// DuplicateForceReenroll: both copies are refused from then on and
+	// must enroll again with a join token, each getting its own UUID.
+	DuplicateForceReenroll DuplicateAction = "ForceReenroll"
+	// DuplicateDeny: the workload is denied (spec.denied), so both copies
+	// are refused until an operator removes the denial.
+	DuplicateDeny DuplicateAction = "Deny"
+	// DuplicateRecord: the duplicate is recorded and the copy presenting
+	// the older certificate is refused as not current (it must enroll
+	// again); the copy holding the latest certificate keeps renewing.
+	DuplicateRecord DuplicateAction = "Record"
+)
+
+// WorkloadPeer is one side of an enrollment or renewal: the certificate it
+// held or got, and what the listener saw of the host.
+type WorkloadPeer struct {
+	// serial of the certificate, lower-case hex.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Serial string `json:"serial,omitempty"`
+
+	// address is the source address of the request, as the enrollment
+	// listener saw it.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Address string `json:"address,omitempty"`
+
+	// hostname the agent sent.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Hostname string `json:"hostname,omitempty"`
+
+	// bootID the agent sent: the kernel's random boot id on Linux, which
+	// differs between two running copies of one image.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	BootID string `json:"bootID,omitempty"`
+
+	// at is when the request was served.
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
+}
+
+// DuplicateIdentityRecord is the last duplicate-identity signal of a workload.
+type DuplicateIdentityRecord struct {
+	// detectedAt is when the duplicate was last seen.
+	// +required
+	DetectedAt metav1.Time `json:"detectedAt"`
+
+	// action is what the policy's onDuplicate did.
+	// +required
+	Action DuplicateAction `json:"action"`
+
+	// count is how many duplicate signals were seen.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Count int32 `json:"count"`
+
+	// current is the holder of the latest certificate, as it got it.
+	// +required
+	Current WorkloadPeer `json:"current"`
+
+	// presented is the renewal that presented an older, still valid certificate.
+	// +required
+	Presented WorkloadPeer `json:"presented"`
 }
 
 // WorkloadStatus is the workload's current certificate.
@@ -97,6 +194,40 @@ type WorkloadStatus struct {
 	// +kubebuilder:default=0
 	// +optional
 	Renewals int64 `json:"renewals,omitempty"`
+
+	// previousSerial is the serial of the certificate the current one
+	// replaced.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	PreviousSerial string `json:"previousSerial,omitempty"`
+
+	// certificate is the current certificate and its chain, PEM: a renewal
+	// whose answer was lost, retried with the same certificate request
+	// within the renewal retry window, is answered with it again.
+	// +kubebuilder:validation:MaxLength=32768
+	// +optional
+	Certificate string `json:"certificate,omitempty"`
+
+	// requestSHA256 is the hex SHA-256 of the DER certificate request the
+	// current certificate was signed for.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	RequestSHA256 string `json:"requestSHA256,omitempty"`
+
+	// issuedTo is the request that got the current certificate.
+	// +optional
+	IssuedTo *WorkloadPeer `json:"issuedTo,omitempty"`
+
+	// deniedAt is when the enrollment-controller first saw spec.denied
+	// set; cleared when it is removed.
+	// +optional
+	DeniedAt *metav1.Time `json:"deniedAt,omitempty"`
+
+	// duplicate is the last duplicate-identity signal: a renewal that
+	// presented a still valid certificate of this workload other than its
+	// latest one (a cloned host). The DuplicateIdentity condition says the same.
+	// +optional
+	Duplicate *DuplicateIdentityRecord `json:"duplicate,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -109,6 +240,7 @@ type WorkloadStatus struct {
 // +kubebuilder:printcolumn:name="Renew After",type=string,JSONPath=`.status.renewAfter`
 // +kubebuilder:printcolumn:name="Serial",type=string,JSONPath=`.status.serial`,priority=1
 // +kubebuilder:printcolumn:name="Renewals",type=integer,JSONPath=`.status.renewals`,priority=1
+// +kubebuilder:printcolumn:name="Denied",type=string,JSONPath=`.spec.denied.reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
@@ -137,6 +269,15 @@ func (in *Workload) GetConditions() []metav1.Condition { return in.Status.Condit
 
 // SetConditions sets the status conditions.
 func (in *Workload) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// IsDenied reports whether the workload is denied.
+func (in *Workload) IsDenied() bool { return in.Spec.Denied != nil }
+
+// ForcedToReenroll reports whether a duplicate identity was detected
+// under ForceReenroll: no copy of the workload renews any more.
+func (in *Workload) ForcedToReenroll() bool {
+	return in.Status.Duplicate != nil && in.Status.Duplicate.Action == DuplicateForceReenroll
+}
 
 // +kubebuilder:object:root=true
 

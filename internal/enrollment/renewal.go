@@ -1,0 +1,193 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment
+
+import (
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/pkg/enrollapi"
+)
+
+// handleRenewal renews a workload authenticated by its current certificate,
+// expired or not, within the policy's grace. A denied workload, or one
+// whose copies must all enroll again, renews nothing. An older certificate
+// of the workload is either a retry of the renewal that replaced it (the
+// same request, within the retry window), answered with the certificate
+// already issued, or, while it is still valid, a duplicate identity.
+func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("uuid")
+	var req enrollapi.RenewalRequest
+	if e := decode(r, &req); e != nil {
+		s.fail(w, e)
+		return
+	}
+	leaf, e := s.authenticate(r, id)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	peer, e := peerOf(r, req.Host)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	renewable := s.renewable(leaf)
+	// A refusal returned with the Workload was judged on the API server's
+	// copy: the cache's may lag behind a deny or a renewal.
+	wl, refusal := s.findWorkload(r.Context(), id, renewable)
+	if wl == nil {
+		s.fail(w, refusal)
+		return
+	}
+	if refusal != nil && refusal.reason == enrollapi.ReasonDenied {
+		s.refuseWith(w, wl, enrollv1.RenewalDeniedReason, refusal)
+		return
+	}
+	if refusal != nil && refusal.reason != enrollapi.ReasonNotCurrent {
+		s.refuseRenewal(w, wl, refusal)
+		return
+	}
+	policy, e := s.usablePolicy(r.Context(), wl.Namespace, wl.Spec.Policy)
+	if e != nil {
+		s.refuseRenewal(w, wl, e)
+		return
+	}
+	csr, err := CheckCSR([]byte(req.CSR), id)
+	if err != nil {
+		s.refuseRenewal(w, wl, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
+		return
+	}
+	if refusal != nil {
+		s.olderCertificate(w, r, wl, policy, leaf, csr, peer, refusal)
+		return
+	}
+	grace := policy.GetRenewalGrace()
+	if s.now().After(leaf.NotAfter.Add(grace)) {
+		s.refuseRenewal(w, wl, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonRenewalGraceOver,
+			msg: fmt.Sprintf("the certificate expired at %s, more than the renewal grace (%s) ago; enroll again with a join token",
+				leaf.NotAfter.UTC().Format("2006-01-02T15:04:05Z"), grace)})
+		return
+	}
+	resp, e := s.issue(r.Context(), wl, policy, csr, peer, renewable)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// renewable refuses a renewal with leaf of a Workload that is denied, whose
+// copies must all enroll again, or whose current certificate is not leaf.
+func (s *Server) renewable(leaf *x509.Certificate) workloadCheck {
+	return func(wl *enrollv1.Workload) *apiError {
+		if d := wl.Spec.Denied; d != nil {
+			by := ""
+			if d.By != "" {
+				by = " by " + d.By
+			}
+			return &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonDenied,
+				msg: fmt.Sprintf("workload %s is denied%s: %s; it renews nothing until the denial is lifted", wl.Name, by, d.Reason)}
+		}
+		if wl.ForcedToReenroll() {
+			return &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonDuplicateIdentity,
+				msg: fmt.Sprintf("workload %s was found running twice (a cloned host); no copy renews any more: enroll again with a join token", wl.Name)}
+		}
+		if wl.Status.Serial == "" || wl.Status.Serial != serialHex(leaf) {
+			return &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonNotCurrent,
+				msg: fmt.Sprintf("certificate %s is not the current certificate of workload %s; only the latest certificate renews", serialHex(leaf), wl.Name)}
+		}
+		return nil
+	}
+}
+
+// olderCertificate answers a renewal presenting a certificate of wl (read
+// from the API server) other than its current one: a retry of the request
+// the current certificate was issued for gets it again; any other request
+// made with a certificate still valid is a duplicate identity; an expired
+// one is refused as not current.
+func (s *Server) olderCertificate(w http.ResponseWriter, r *http.Request, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy,
+	leaf *x509.Certificate, csr *x509.CertificateRequest, peer enrollv1.WorkloadPeer, notCurrent *apiError) {
+	if serialHex(leaf) == wl.Status.PreviousSerial && s.isRetry(wl, csr) {
+		s.answerAgain(w, r, wl, policy)
+		return
+	}
+	if !s.now().Before(leaf.NotAfter) {
+		s.refuseRenewal(w, wl, notCurrent)
+		return
+	}
+	peer.Serial = serialHex(leaf)
+	s.fail(w, s.recordDuplicate(r.Context(), wl, policy, peer))
+}
+
+// isRetry reports whether csr is, byte for byte, the request wl's current
+// certificate was issued for, within the retry window. An agent retrying a
+// renewal whose answer was lost sends the same request again; a copy of the
+// agent on a cloned host makes its own (a signature of its own, a key of
+// its own), so it is never taken for a retry.
+func (s *Server) isRetry(wl *enrollv1.Workload, csr *x509.CertificateRequest) bool {
+	st := wl.Status
+	if s.RetryWindow <= 0 || st.RequestSHA256 == "" || st.Certificate == "" || st.IssuedTo == nil || st.IssuedTo.At == nil {
+		return false
+	}
+	return requestDigest(csr) == st.RequestSHA256 && s.now().Sub(st.IssuedTo.At.Time) <= s.RetryWindow
+}
+
+// answerAgain answers with wl's current certificate, recorded in its status
+// when it was issued, and records nothing: the registry already names it.
+func (s *Server) answerAgain(w http.ResponseWriter, r *http.Request, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy) {
+	bundle, err := s.CA.Bundle(r.Context())
+	if err != nil {
+		s.fail(w, unavailable("reading the trust bundle", err))
+		return
+	}
+	leaf, chain := splitLeaf(wl.Status.Certificate)
+	notAfter := ""
+	if wl.Status.NotAfter != nil {
+		notAfter = wl.Status.NotAfter.UTC().Format(time.RFC3339)
+	}
+	s.event(wl, corev1.EventTypeNormal, enrollv1.RenewalRetriedReason,
+		"a renewal retried with the request certificate %s was issued for got it again; the first answer was lost", wl.Status.Serial)
+	writeJSON(w, http.StatusOK, &enrollapi.CertificateResponse{
+		UUID: wl.Name, Certificate: leaf, Chain: chain, Bundle: string(bundle), NotAfter: notAfter,
+		RenewalGraceSeconds: int64(policy.GetRenewalGrace() / time.Second),
+	})
+}
+
+// splitLeaf splits PEM certificates into the first one and the rest.
+func splitLeaf(certs string) (leaf, chain string) {
+	const end = "-----END CERTIFICATE-----\n"
+	i := strings.Index(certs, end)
+	if i < 0 {
+		return certs, ""
+	}
+	return certs[:i+len(end)], certs[i+len(end):]
+}
+
+// requestDigest is the hex SHA-256 of a certificate request's DER.
+func requestDigest(csr *x509.CertificateRequest) string {
+	sum := sha256.Sum256(csr.Raw)
+	return hex.EncodeToString(sum[:])
+}
