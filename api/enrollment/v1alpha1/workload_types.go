@@ -32,9 +32,12 @@ const (
 
 // WorkloadSpec is the registry entry of an enrolled workload: what it may
 // do is decided here, not by its certificate. Written by the enrollment
-// server; the workload's name is its UUID.
+// server; the workload's name is its UUID. Only spec.denied changes after
+// creation.
 // +kubebuilder:validation:XValidation:rule="self.policy == oldSelf.policy",message="policy is immutable"
 // +kubebuilder:validation:XValidation:rule="self.token == oldSelf.token",message="token is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.labels) == has(oldSelf.labels) && (!has(self.labels) || self.labels == oldSelf.labels)",message="labels are immutable: they were allowed by the policy at enrollment"
+// +kubebuilder:validation:XValidation:rule="has(self.hostname) == has(oldSelf.hostname) && (!has(self.hostname) || self.hostname == oldSelf.hostname)",message="hostname is immutable"
 type WorkloadSpec struct {
 	// policy is the EnrollmentPolicy the workload enrolled under.
 	// +kubebuilder:validation:MinLength=1
