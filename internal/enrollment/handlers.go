@@ -138,16 +138,15 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e != nil {
-		// Already enrolled (read from the API server): the same request
-		// again is a retry whose answer was lost.
-		if wl.Status.PreviousSerial == "" && s.isRetry(wl, csr) {
-			s.answerAgain(w, r, wl, policy)
-			return
-		}
-		s.refuse(w, jt, e)
+		s.enrolledAlready(w, r, jt, wl, policy, csr, e)
 		return
 	}
 	resp, e := s.issue(r.Context(), wl, policy, csr, peer, check)
+	if e != nil && e.status == http.StatusConflict && wl.Status.Serial != "" {
+		// The cache held the registration; the API server, its certificate.
+		s.enrolledAlready(w, r, jt, wl, policy, csr, e)
+		return
+	}
 	if e != nil {
 		s.fail(w, e)
 		return
@@ -156,6 +155,18 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 	s.event(wl, corev1.EventTypeNormal, enrollv1.EnrolledEventReason,
 		"enrolled with join token %s; certificate %s valid until %s", jt.Name, wl.Status.Serial, resp.NotAfter)
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// enrolledAlready answers step 2 for a workload that holds a certificate
+// (read from the API server): the same request again is a retry whose
+// answer was lost, and gets it; another is refused with e.
+func (s *Server) enrolledAlready(w http.ResponseWriter, r *http.Request, jt *enrollv1.JoinToken, wl *enrollv1.Workload,
+	policy *enrollv1.EnrollmentPolicy, csr *x509.CertificateRequest, e *apiError) {
+	if wl.Status.PreviousSerial == "" && s.isRetry(wl, csr) {
+		s.answerAgain(w, r, wl, policy)
+		return
+	}
+	s.refuse(w, jt, e)
 }
 
 func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {

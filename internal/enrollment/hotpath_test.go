@@ -98,7 +98,9 @@ func TestOnlyTheCurrentCertificateRenewsWhileTheCacheLags(t *testing.T) {
 	frozen := &frozenWorkloads{m: map[string]enrollv1.Workload{}}
 	base := startServer(t, withCluster(func(c enrollment.Cluster) enrollment.Cluster { return staleCluster{c, frozen} }))
 	ns := env.NewNamespace(t)
-	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
+	// Record keeps v1's rule, the latest renewal supersedes: the older
+	// certificate's holder alone is refused (duplicate_test.go has the rest).
+	p := newPolicy(t, ns, recordDuplicates(policySpec(time.Hour, time.Hour)))
 	token, _ := newToken(t, p, time.Hour)
 	w := enroll(t, base, token, nil)
 	old := w.tlsCert()

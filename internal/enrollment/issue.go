@@ -53,7 +53,9 @@ const maxRecordedCertificates = 32768
 // issue signs csr for wl under policy, checks what came back, and records
 // the new serial with a conditional update of the Workload's status. Only
 // after that write is the certificate returned: the registry always names
-// the one certificate that may renew.
+// the one certificate that may renew. When the write conflicts, wl is read
+// again from the API server and check judges it: a refusal is returned
+// with wl holding that version.
 func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy, csr *x509.CertificateRequest,
 	peer enrollv1.WorkloadPeer, check workloadCheck) (*enrollapi.CertificateResponse, *apiError) {
 	// Step 2 issues the first certificate; a renewal replaces one.
@@ -120,6 +122,9 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		wl.Status.PreviousSerial = wl.Status.Serial
 		wl.Status.Serial = serialHex(cert)
 		wl.Status.Certificate, wl.Status.RequestSHA256, wl.Status.IssuedTo = certificates, requestDigest(csr), &peer
+		// check refused a denied workload: a denial the Workload
+		// reconciler saw is over.
+		wl.Status.DeniedAt = nil
 		wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.RenewAfter = &nb, &na, &ra
 		if renewal {
 			wl.Status.LastRenewal = &at
@@ -142,10 +147,12 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		if e != nil {
 			return nil, e
 		}
-		if e := check(fresh); e != nil {
+		// wl becomes the API server's version either way: a caller judges
+		// a refusal on it (a retry, a duplicate).
+		*wl = *fresh
+		if e := check(wl); e != nil {
 			return nil, e
 		}
-		*wl = *fresh
 		err = record()
 	}
 	if err != nil {

@@ -92,7 +92,15 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, e := s.issue(r.Context(), wl, policy, csr, peer, renewable)
-	if e != nil {
+	switch {
+	case e != nil && e.reason == enrollapi.ReasonNotCurrent && wl.Status.Serial != serialHex(leaf):
+		// The cache named leaf current; the API server names another.
+		s.olderCertificate(w, r, wl, policy, leaf, csr, peer, e)
+		return
+	case e != nil && e.reason == enrollapi.ReasonDenied:
+		s.refuseWith(w, wl, enrollv1.RenewalDeniedReason, e)
+		return
+	case e != nil:
 		s.fail(w, e)
 		return
 	}

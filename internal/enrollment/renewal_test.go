@@ -32,7 +32,9 @@ import (
 func TestOnlyTheCurrentCertificateRenews(t *testing.T) {
 	base := startServer(t)
 	ns := env.NewNamespace(t)
-	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
+	// Record keeps v1's rule, the latest renewal supersedes: the older
+	// certificate's holder alone is refused (duplicate_test.go has the rest).
+	p := newPolicy(t, ns, recordDuplicates(policySpec(time.Hour, time.Hour)))
 	token, _ := newToken(t, p, time.Hour)
 	w := enroll(t, base, token, nil)
 	old := w.tlsCert()
