@@ -145,20 +145,25 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 // project is the reconcile chain of an existing TrustAnchor.
 func (r *TrustAnchorReconciler) project(ctx context.Context, ta *trustv1.TrustAnchor, hr *helmv2.HelmRelease, cands []candidate) error {
+	if ta.GetOwnerKind() == trustv1.OwnerTrustAnchor {
+		// A platform anchor: a HelmRelease of the name, if any, neither
+		// owns its projection nor hears of it (its claims still count).
+		hr = nil
+	}
 	ev := r.events(hr)
 	if err := r.followDiscovery(ctx, ta, cands); err != nil {
 		return unavailable(ev, ta, err)
 	}
-	if hr == nil {
-		return unavailable(ev, ta, reconciler.NewWaiting(trustv1.HelmReleaseNotFoundReason,
-			"HelmRelease %s not found", ta.Spec.Release))
+	owner, err := projectionOwner(ta, hr)
+	if err != nil {
+		return unavailable(ev, ta, err)
 	}
 	raw, err := r.readSource(ctx, ta)
 	if err != nil {
 		return unavailable(ev, ta, err)
 	}
 	conditions.Delete(ta, trustv1.SourceUnavailableCondition)
-	res, err := r.writer().Write(ctx, ta.Namespace, hr, raw)
+	res, err := r.writer().Write(ctx, ta.Namespace, owner, raw)
 	if err != nil {
 		return writeFailed(ev, ta, err)
 	}
@@ -166,6 +171,20 @@ func (r *TrustAnchorReconciler) project(ctx context.Context, ta *trustv1.TrustAn
 	conditions.Delete(ta, trustv1.ProjectionFailedCondition)
 	r.recordProjection(ta, res)
 	return r.checkCertificates(ev, ta, res.Bundle)
+}
+
+// projectionOwner is what the projection of ta is owner-referenced to:
+// the HelmRelease hr (waiting for it while it does not exist) or, with
+// spec.owner TrustAnchor, ta itself.
+func projectionOwner(ta *trustv1.TrustAnchor, hr *helmv2.HelmRelease) (projection.Owner, error) {
+	if ta.GetOwnerKind() == trustv1.OwnerTrustAnchor {
+		return projection.AnchorOwner(ta), nil
+	}
+	if hr == nil {
+		return projection.Owner{}, reconciler.NewWaiting(trustv1.HelmReleaseNotFoundReason,
+			"HelmRelease %s not found", ta.Spec.Release)
+	}
+	return projection.ReleaseOwner(hr), nil
 }
 
 // followDiscovery keeps a discovered TrustAnchor's source on its leg's claim

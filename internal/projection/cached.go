@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"strings"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -64,8 +63,9 @@ var errStale = errors.New("the cached projection is not enough to decide")
 //     cache lagging, is errStale).
 //
 // Anything else (another manager's entry: a foreign Secret, a key added or
-// a ca.crt edited by someone else; no digest yet) is errStale.
-func (w *Writer) writeFromCache(ctx context.Context, desired *corev1.Secret, release *helmv2.HelmRelease, bundle *pem.Bundle) (*Result, error) {
+// a ca.crt edited by someone else; no digest yet; an owner reference to a
+// former owner) is errStale.
+func (w *Writer) writeFromCache(ctx context.Context, desired *corev1.Secret, bundle *pem.Bundle) (*Result, error) {
 	var cached metav1.PartialObjectMetadata
 	cached.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	err := w.Cache.Get(ctx, client.ObjectKeyFromObject(desired), &cached)
@@ -80,11 +80,11 @@ func (w *Writer) writeFromCache(ctx context.Context, desired *corev1.Secret, rel
 		return nil, fmt.Errorf("reading Secret %s from the cache: %w", desired.Name, err)
 	}
 	have, ok := cached.Annotations[DigestAnnotation]
-	if !ok || !w.onlyOurs(&cached) {
+	if !ok || !w.onlyOurs(&cached) || staleOwner(&cached, ownerOf(desired)) {
 		return nil, errStale
 	}
 	changed := have != desired.Annotations[DigestAnnotation]
-	if !changed && w.metadataCurrent(&cached, desired.Annotations[DigestAnnotation], release.UID) {
+	if !changed && w.metadataCurrent(&cached, desired.Annotations[DigestAnnotation], ownerOf(desired)) {
 		// Metadata can be written by anyone under any field manager's
 		// name: only the version this writer wrote or read is known current.
 		if !w.Echoes.current(client.ObjectKeyFromObject(desired), cached.ResourceVersion) {

@@ -242,19 +242,19 @@ func TestEventsTakenWhileInFlightAreCheckedWhenAnswered(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	key := types.NamespacedName{Namespace: "tenant", Name: "pg.tenant-ca"}
-	ours := written{digest: "d", release: "uid"}
+	ours := written{digest: "d", owner: ownerID{uid: "uid", kind: "HelmRelease"}}
 	var e Echoes
 
 	e.expect(key, ours)
 	g.Expect(e.tentative(key, "10")).To(BeTrue(), "a write in flight")
-	e.answered(key, written{digest: "d", release: "uid", version: "10"})
+	e.answered(key, written{digest: "d", owner: ownerID{uid: "uid", kind: "HelmRelease"}, version: "10"})
 	g.Expect(e.doubted(key)).To(BeFalse(), "the event was the write's own")
 	g.Expect(e.tentative(key, "11")).To(BeFalse(), "answered: no event is taken on trust")
 
 	e.expect(key, ours)
 	g.Expect(e.tentative(key, "12")).To(BeTrue())
 	g.Expect(e.tentative(key, "13")).To(BeTrue())
-	e.answered(key, written{digest: "d", release: "uid", version: "12"})
+	e.answered(key, written{digest: "d", owner: ownerID{uid: "uid", kind: "HelmRelease"}, version: "12"})
 	g.Expect(e.doubted(key)).To(BeTrue(), "version 13 was somebody else's")
 	g.Expect(e.doubted(key)).To(BeFalse(), "reported once")
 	g.Expect(e.current(key, "12")).To(BeTrue())

@@ -19,30 +19,26 @@ package projection
 import (
 	"fmt"
 
-	hrelease "github.com/credo-dev/credo/internal/release"
-
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/ssa/normalize"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/pem"
 )
 
-// desired is the projection of bundle for release: the one description of
+// desired is the projection of bundle for owner: the one description of
 // the object that create, apply and replace all write.
-func (w *Writer) desired(namespace string, release *helmv2.HelmRelease, bundle *pem.Bundle) *corev1.Secret {
+func (w *Writer) desired(namespace string, owner Owner, bundle *pem.Bundle) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            trustv1.ProjectionName(release.Name),
+			Name:            trustv1.ProjectionName(owner.Release),
 			Namespace:       namespace,
 			Labels:          map[string]string{w.TenantCALabel: "true"},
 			Annotations:     map[string]string{DigestAnnotation: digest(bundle)},
-			OwnerReferences: []metav1.OwnerReference{hrelease.OwnerReference(release)},
+			OwnerReferences: []metav1.OwnerReference{owner.Ref},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{trustv1.ProjectionKey: bundle.PEM},
@@ -71,14 +67,14 @@ func applyObject(desired *corev1.Secret, resourceVersion string) (*unstructured.
 }
 
 // metadataCurrent reports whether the label, the digest and the owner
-// reference to the release of UID release are as they should be. (A
-// Secret's type cannot change.)
-func (w *Writer) metadataCurrent(s metav1.Object, digest string, release types.UID) bool {
-	if s.GetLabels()[w.TenantCALabel] != "true" || s.GetAnnotations()[DigestAnnotation] != digest {
+// reference to owner are as they should be, with no stale owner reference
+// beside it. (A Secret's type cannot change.)
+func (w *Writer) metadataCurrent(s metav1.Object, digest string, owner ownerID) bool {
+	if s.GetLabels()[w.TenantCALabel] != "true" || s.GetAnnotations()[DigestAnnotation] != digest || staleOwner(s, owner) {
 		return false
 	}
 	for _, ref := range s.GetOwnerReferences() {
-		if ref.UID == release && ref.Kind == helmv2.HelmReleaseKind && ref.BlockOwnerDeletion != nil && !*ref.BlockOwnerDeletion {
+		if ref.UID == owner.uid && ref.Kind == owner.kind && ref.BlockOwnerDeletion != nil && !*ref.BlockOwnerDeletion {
 			return true
 		}
 	}

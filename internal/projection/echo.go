@@ -24,7 +24,7 @@ import (
 )
 
 // Echoes remembers what a Writer last wrote to each projection: the digest
-// of its ca.crt and the UID of its release, recorded before the write is
+// of its ca.crt and its owner, recorded before the write is
 // sent, and the resourceVersion the API server answered it with (or at
 // which an uncached read found it current). The watch event of that version
 // (its echo) need not reconcile the release again, and a Secret still at
@@ -39,8 +39,8 @@ type Echoes struct {
 
 // written is what a Writer wrote to a projection.
 type written struct {
-	digest  string
-	release types.UID
+	digest string
+	owner  ownerID
 	// version is the resourceVersion of the write; empty until answered.
 	version string
 	// inFlight are the versions of events taken for the write's echo
@@ -70,7 +70,7 @@ func (e *Echoes) answered(key types.NamespacedName, w written) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if cur, ok := e.written[key]; ok && cur.digest == w.digest && cur.release == w.release {
+	if cur, ok := e.written[key]; ok && cur.digest == w.digest && cur.owner == w.owner {
 		for _, v := range cur.inFlight {
 			w.doubt = w.doubt || v != w.version
 		}
@@ -147,7 +147,7 @@ func (e *Echoes) forget(key types.NamespacedName) {
 // Echo reports whether obj, a Secret's metadata as the cache holds it
 // (CacheTransform), is a projection as this writer last wrote it: the
 // resourceVersion its write was answered with, the digest last written,
-// the label, the owner reference to the release, and no manager but this
+// the label, the owner reference, and no manager but this
 // writer's. A reconcile would find it current; anything else (a change by
 // anyone else, an owner reference removed, a foreign Secret, a write not
 // remembered) is no echo. The event of a write not answered yet (the
@@ -157,7 +157,7 @@ func (e *Echoes) forget(key types.NamespacedName) {
 func (w *Writer) Echo(obj client.Object) bool {
 	key := client.ObjectKeyFromObject(obj)
 	last, ok := w.Echoes.last(key)
-	if !ok || !w.metadataCurrent(obj, last.digest, last.release) || !w.onlyOurs(obj) {
+	if !ok || !w.metadataCurrent(obj, last.digest, last.owner) || !w.onlyOurs(obj) {
 		return false
 	}
 	return w.Echoes.current(key, obj.GetResourceVersion()) || w.Echoes.tentative(key, obj.GetResourceVersion())

@@ -16,9 +16,10 @@ limitations under the License.
 
 // Package projection is the one write path of the trust anchors: it guards
 // a lifted CA value and writes it, re-encoded, as the key-free Secret
-// <release>.tenant-ca, owner-referenced to the release's HelmRelease. Every
-// leg of source discovery writes through Write, so the guard cannot be
-// bypassed by a new leg.
+// <release>.tenant-ca, owner-referenced to the release's HelmRelease (or,
+// for a platform anchor, to its TrustAnchor: Owner). Every leg of source
+// discovery writes through Write, so the guard cannot be bypassed by a new
+// leg.
 //
 // # Guarantees
 //
@@ -40,8 +41,10 @@ limitations under the License.
 //   - present, ours and current: nothing is written;
 //   - present, ours, ca.crt alone: server-side apply, with the resourceVersion
 //     read as a precondition;
-//   - present, ours, with more keys than ca.crt: update (replace), with the
-//     resourceVersion read as a precondition.
+//   - present, ours, with more keys than ca.crt, or an owner reference to a
+//     former owner (a HelmRelease or TrustAnchor other than Owner's; see
+//     staleOwner): update (replace), with the resourceVersion read as a
+//     precondition.
 //
 // # What comes from fluxcd/pkg/ssa
 //
@@ -74,7 +77,6 @@ import (
 	"errors"
 	"fmt"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -115,18 +117,18 @@ type Result struct {
 }
 
 // Write guards raw, the value lifted from the source, and projects it into
-// the Secret <release>.tenant-ca in namespace. A refused value (private key,
-// anything not a certificate) returns the guard's *pem.Error and writes
-// nothing, leaving any existing projection as it was. A foreign Secret of the
-// name returns ErrCollision.
-func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.HelmRelease, raw []byte) (*Result, error) {
+// the Secret <release>.tenant-ca in namespace, owner-referenced to owner. A
+// refused value (private key, anything not a certificate) returns the
+// guard's *pem.Error and writes nothing, leaving any existing projection as
+// it was. A foreign Secret of the name returns ErrCollision.
+func (w *Writer) Write(ctx context.Context, namespace string, owner Owner, raw []byte) (*Result, error) {
 	bundle, err := pem.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
-	desired := w.desired(namespace, release, bundle)
+	desired := w.desired(namespace, owner, bundle)
 	key := client.ObjectKeyFromObject(desired)
-	res, err := w.write(ctx, desired, release, bundle, w.Cache != nil)
+	res, err := w.write(ctx, desired, bundle, w.Cache != nil)
 	if err != nil {
 		// Nothing in flight any more: no event is an echo until the next write.
 		w.Echoes.forget(key)
@@ -135,7 +137,7 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 	if w.Echoes.doubted(key) {
 		// An event taken for this write's echo while it was in flight was
 		// another version: somebody else wrote meanwhile. Read and repair.
-		again, err := w.write(ctx, desired, release, bundle, false)
+		again, err := w.write(ctx, desired, bundle, false)
 		if err != nil {
 			w.Echoes.forget(key)
 			return nil, err
@@ -148,9 +150,9 @@ func (w *Writer) Write(ctx context.Context, namespace string, release *helmv2.He
 
 // write decides from the cache when fromCache and it can, else from an
 // uncached read, and makes at most one write.
-func (w *Writer) write(ctx context.Context, desired *corev1.Secret, release *helmv2.HelmRelease, bundle *pem.Bundle, fromCache bool) (*Result, error) {
+func (w *Writer) write(ctx context.Context, desired *corev1.Secret, bundle *pem.Bundle, fromCache bool) (*Result, error) {
 	if fromCache {
-		res, err := w.writeFromCache(ctx, desired, release, bundle)
+		res, err := w.writeFromCache(ctx, desired, bundle)
 		if !errors.Is(err, errStale) {
 			return res, err
 		}
@@ -167,12 +169,14 @@ func (w *Writer) write(ctx context.Context, desired *corev1.Secret, release *hel
 		return nil, ErrCollision
 	}
 	changed := !bytes.Equal(current.Data[trustv1.ProjectionKey], bundle.PEM)
-	if len(current.Data) != 1 {
-		// Someone added a key. Apply cannot remove a field another manager
-		// owns; replace the data with an update, under the same precondition.
+	if len(current.Data) != 1 || staleOwner(&current, ownerOf(desired)) {
+		// Someone added a key, or the projection has a former owner. Apply
+		// cannot remove a field another manager, or the create, wrote;
+		// replace the data and owner references with an update, under the
+		// same precondition.
 		return w.replace(ctx, &current, desired, bundle, changed)
 	}
-	if !changed && current.Type == corev1.SecretTypeOpaque && w.metadataCurrent(&current, desired.Annotations[DigestAnnotation], release.UID) {
+	if !changed && current.Type == corev1.SecretTypeOpaque && w.metadataCurrent(&current, desired.Annotations[DigestAnnotation], ownerOf(desired)) {
 		w.expect(desired)
 		w.answered(desired, current.ResourceVersion)
 		return &Result{Bundle: bundle, Changed: false}, nil

@@ -52,7 +52,7 @@ func TestDesiredIsTheKeyFreeProjectionOwnedByTheRelease(t *testing.T) {
 	release := newRelease("pg")
 	bundle := mustBundle(t, caCert(t, "pg-ca"))
 
-	s := testWriter(nil).desired("tenant-a", release, bundle)
+	s := testWriter(nil).desired("tenant-a", ReleaseOwner(release), bundle)
 
 	g.Expect(s.Name).To(Equal("pg" + trustv1.ProjectionSuffix))
 	g.Expect(s.Namespace).To(Equal("tenant-a"))
@@ -65,11 +65,29 @@ func TestDesiredIsTheKeyFreeProjectionOwnedByTheRelease(t *testing.T) {
 	}}))
 }
 
+func TestDesiredOfAPlatformAnchorIsOwnedByTheTrustAnchor(t *testing.T) {
+	g := NewWithT(t)
+	ta := &trustv1.TrustAnchor{
+		ObjectMeta: metav1.ObjectMeta{Name: "credo", UID: "anchor-uid"},
+		Spec:       trustv1.TrustAnchorSpec{Release: "credo", Owner: &trustv1.ProjectionOwner{Kind: trustv1.OwnerTrustAnchor}},
+	}
+
+	s := testWriter(nil).desired("credo-system", AnchorOwner(ta), mustBundle(t, caCert(t, "enrollment-ca")))
+
+	g.Expect(s.Name).To(Equal("credo" + trustv1.ProjectionSuffix))
+	g.Expect(s.OwnerReferences).To(Equal([]metav1.OwnerReference{{
+		APIVersion: trustv1.GroupVersion.String(), Kind: trustv1.TrustAnchorKind,
+		Name: "credo", UID: "anchor-uid", BlockOwnerDeletion: ptr.To(false),
+	}}))
+	g.Expect(testWriter(nil).metadataCurrent(s, s.Annotations[DigestAnnotation], ownerID{uid: "anchor-uid", kind: helmv2.HelmReleaseKind})).
+		To(BeFalse(), "a reference of another kind is not the owner's")
+}
+
 func TestApplyObjectDeclaresTheDesiredFieldsAndThePrecondition(t *testing.T) {
 	g := NewWithT(t)
 	release := newRelease("pg")
 	bundle := mustBundle(t, caCert(t, "pg-ca"))
-	desired := testWriter(nil).desired("tenant-a", release, bundle)
+	desired := testWriter(nil).desired("tenant-a", ReleaseOwner(release), bundle)
 
 	u, err := applyObject(desired, "42")
 
@@ -91,7 +109,7 @@ func TestApplyObjectDeclaresTheDesiredFieldsAndThePrecondition(t *testing.T) {
 
 func TestApplyObjectRefusesToApplyWithoutAPrecondition(t *testing.T) {
 	g := NewWithT(t)
-	desired := testWriter(nil).desired("tenant-a", newRelease("pg"), mustBundle(t, caCert(t, "pg-ca")))
+	desired := testWriter(nil).desired("tenant-a", ReleaseOwner(newRelease("pg")), mustBundle(t, caCert(t, "pg-ca")))
 
 	u, err := applyObject(desired, "")
 
@@ -155,13 +173,17 @@ func TestMetadataCurrent(t *testing.T) {
 		{"an owner reference of another kind is stale", func(s *corev1.Secret) { s.OwnerReferences[0].Kind = "Kustomization" }, false},
 		{"an owner reference that blocks deletion is stale", func(s *corev1.Secret) { s.OwnerReferences[0].BlockOwnerDeletion = ptr.To(true) }, false},
 		{"an owner reference without blockOwnerDeletion is stale", func(s *corev1.Secret) { s.OwnerReferences[0].BlockOwnerDeletion = nil }, false},
+		{"a former owner's reference beside the owner's is stale", func(s *corev1.Secret) {
+			s.OwnerReferences = append(s.OwnerReferences, metav1.OwnerReference{
+				APIVersion: trustv1.GroupVersion.String(), Kind: trustv1.TrustAnchorKind, Name: "pg", UID: "anchor", BlockOwnerDeletion: ptr.To(false)})
+		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			desired := w.desired("tenant-a", release, bundle)
+			desired := w.desired("tenant-a", ReleaseOwner(release), bundle)
 			s := desired.DeepCopy()
 			tt.mutate(s)
-			NewWithT(t).Expect(w.metadataCurrent(s, desired.Annotations[DigestAnnotation], release.UID)).To(Equal(tt.want))
+			NewWithT(t).Expect(w.metadataCurrent(s, desired.Annotations[DigestAnnotation], ownerOf(desired))).To(Equal(tt.want))
 		})
 	}
 }
@@ -191,7 +213,7 @@ func TestRefusedValueSendsNoRequest(t *testing.T) {
 				}
 			}()
 
-			res, err := testWriter(nil).Write(context.Background(), "tenant-a", newRelease("pg"), tt.raw)
+			res, err := testWriter(nil).Write(context.Background(), "tenant-a", ReleaseOwner(newRelease("pg")), tt.raw)
 
 			var guard *pem.Error
 			g.Expect(err).To(BeAssignableToTypeOf(guard))

@@ -62,7 +62,8 @@ func (w *Writer) apply(ctx context.Context, resourceVersion string, desired *cor
 }
 
 // replace overwrites a projection of ours whose data holds more than
-// ca.crt, with the resourceVersion read as the precondition.
+// ca.crt, or which has a former owner, with the resourceVersion read as
+// the precondition.
 func (w *Writer) replace(ctx context.Context, current, desired *corev1.Secret, bundle *pem.Bundle, changed bool) (*Result, error) {
 	next := current.DeepCopy()
 	next.Data, next.StringData, next.Type = desired.Data, nil, desired.Type
@@ -87,7 +88,7 @@ func (w *Writer) replace(ctx context.Context, current, desired *corev1.Secret, b
 // event may come before the response.
 func (w *Writer) expect(desired *corev1.Secret) {
 	w.Echoes.expect(client.ObjectKeyFromObject(desired), written{
-		digest: desired.Annotations[DigestAnnotation], release: desired.OwnerReferences[0].UID,
+		digest: desired.Annotations[DigestAnnotation], owner: ownerOf(desired),
 	})
 }
 
@@ -95,6 +96,6 @@ func (w *Writer) expect(desired *corev1.Secret) {
 // response to its write or by an uncached read that found it current.
 func (w *Writer) answered(desired *corev1.Secret, version string) {
 	w.Echoes.answered(client.ObjectKeyFromObject(desired), written{
-		digest: desired.Annotations[DigestAnnotation], release: desired.OwnerReferences[0].UID, version: version,
+		digest: desired.Annotations[DigestAnnotation], owner: ownerOf(desired), version: version,
 	})
 }

@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 // here on.
 func (f *fixture) write(raw []byte) (*Result, error) {
 	f.reqs.take()
-	return f.w.Write(f.ctx, f.ns, f.release, raw)
+	return f.w.Write(f.ctx, f.ns, ReleaseOwner(f.release), raw)
 }
 
 // mustWrite writes raw and fails the test on an error.
@@ -169,7 +170,7 @@ func TestWriteCreatesTheProjectionThenLeavesItBe(t *testing.T) {
 	g.Expect(s.Data).To(Equal(map[string][]byte{trustv1.ProjectionKey: res.Bundle.PEM}))
 	g.Expect(s.Labels).To(HaveKeyWithValue(testLabel, "true"))
 	g.Expect(s.Type).To(Equal(corev1.SecretTypeOpaque))
-	g.Expect(f.w.metadataCurrent(s, digest(res.Bundle), f.release.UID)).To(BeTrue(), "owner-referenced to the release, with its digest")
+	g.Expect(f.w.metadataCurrent(s, digest(res.Bundle), ownerID{uid: f.release.UID, kind: helmv2.HelmReleaseKind})).To(BeTrue(), "owner-referenced to the release, with its digest")
 	g.Expect(hasEntry(s, testFieldOwner, metav1.ManagedFieldsOperationUpdate)).To(BeTrue(), "created under credo's field manager")
 
 	res = f.mustWrite(cert)
@@ -249,6 +250,26 @@ func TestWriteReplacesAnOverfullProjection(t *testing.T) {
 	g.Expect(res.Changed).To(BeFalse(), "ca.crt did not change")
 	g.Expect(f.reqs.take()).To(Equal(map[string]int{"GET": 1, "PUT": 1}), "one read, one update")
 	g.Expect(f.secret().Data).To(Equal(map[string][]byte{trustv1.ProjectionKey: res.Bundle.PEM}), "ca.crt alone again")
+}
+
+// A projection that moves to another owner (a declared platform anchor in
+// place of a release's) keeps no reference to the former one: garbage
+// collection would wait for both.
+func TestWriteDropsTheFormerOwner(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t)
+	cert := caCert(t, "pg-ca")
+	f.mustWrite(cert)
+	ta := &trustv1.TrustAnchor{ObjectMeta: metav1.ObjectMeta{Name: "pg", UID: types.UID(utilrand.String(12))}, Spec: trustv1.TrustAnchorSpec{Release: "pg"}}
+	f.reqs.take()
+
+	res, err := f.w.Write(f.ctx, f.ns, AnchorOwner(ta), cert)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Changed).To(BeFalse(), "ca.crt did not change")
+	g.Expect(f.reqs.take()).To(Equal(map[string]int{"GET": 1, "PUT": 1}), "one read, one update")
+	g.Expect(f.secret().OwnerReferences).To(Equal([]metav1.OwnerReference{AnchorOwner(ta).Ref}))
 }
 
 // TestWriteConflictsOnAStaleResourceVersion: what the writer read is the

@@ -62,12 +62,36 @@ const (
 	LegDeclared Leg = "Declared"
 )
 
+// OwnerKind is what a projection is owner-referenced to, and deleted with.
+// +kubebuilder:validation:Enum=HelmRelease;TrustAnchor
+type OwnerKind string
+
+const (
+	// OwnerHelmRelease: the HelmRelease named spec.release, in the
+	// TrustAnchor's namespace. It must exist for anything to be projected.
+	OwnerHelmRelease OwnerKind = "HelmRelease"
+	// OwnerTrustAnchor: the TrustAnchor itself, for a platform anchor no
+	// HelmRelease stands for (the enrollment CA). No HelmRelease is read.
+	OwnerTrustAnchor OwnerKind = "TrustAnchor"
+)
+
+// ProjectionOwner names what the projection is owner-referenced to.
+type ProjectionOwner struct {
+	// kind of the owner: HelmRelease (the HelmRelease named spec.release)
+	// or TrustAnchor (this TrustAnchor). The owner reference has
+	// blockOwnerDeletion false.
+	// +required
+	Kind OwnerKind `json:"kind"`
+}
+
 // TrustAnchorSpec names a release and the Secret its CA certificate is lifted from.
 // +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="release is immutable"
+// +kubebuilder:validation:XValidation:rule="(has(self.owner) ? self.owner.kind : 'HelmRelease') == (has(oldSelf.owner) ? oldSelf.owner.kind : 'HelmRelease')",message="owner is immutable"
 type TrustAnchorSpec struct {
 	// release is the name of the HelmRelease, in the TrustAnchor's namespace,
 	// the CA belongs to. The projection <release>.tenant-ca is owned by it and
-	// is garbage-collected with it.
+	// is garbage-collected with it, unless owner says otherwise; with owner
+	// TrustAnchor it only names the projection.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=243
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
@@ -78,6 +102,12 @@ type TrustAnchorSpec struct {
 	// certificate is lifted from.
 	// +required
 	Source SecretKeySource `json:"source"`
+
+	// owner is what the projection is owner-referenced to, and
+	// garbage-collected with: the HelmRelease named release when omitted.
+	// Only a declared TrustAnchor sets it; immutable.
+	// +optional
+	Owner *ProjectionOwner `json:"owner,omitempty"`
 
 	// interval at which the projection is re-checked without a change of the
 	// source, to report expiry. Changes of the source are seen by watch at once.
@@ -250,6 +280,14 @@ func (in *TrustAnchor) GetSourceKey() string {
 		return DefaultSourceKey
 	}
 	return in.Spec.Source.Key
+}
+
+// GetOwnerKind returns what the projection is owned by, the HelmRelease by default.
+func (in *TrustAnchor) GetOwnerKind() OwnerKind {
+	if in.Spec.Owner == nil || in.Spec.Owner.Kind == "" {
+		return OwnerHelmRelease
+	}
+	return in.Spec.Owner.Kind
 }
 
 // ProjectionName returns the name of the projected Secret.
