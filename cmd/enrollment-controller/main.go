@@ -28,7 +28,6 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -98,7 +97,7 @@ func main() {
 		fail(err, "unable to set up the controllers")
 	}
 
-	authority, getCert, err := certificateAuthority(mgr, authorityKind, caOpts, cmOpts, listen, setup.Recorder)
+	authority, getCert, err := certificateAuthority(setup, authorityKind, caOpts, cmOpts, listen)
 	if err != nil {
 		fail(err, "unable to set up the certificate authority")
 	}
@@ -149,9 +148,11 @@ type getCertificateFunc = func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 // certificateAuthority builds the signer the enrollment server talks to
 // through ca.CertificateAuthority, and the listener's serving certificate:
 // the files given (reloaded when they change) or, with the embedded CA, one
-// it issues and renews.
-func certificateAuthority(mgr ctrl.Manager, kind string, caOpts embedded.Options, cmOpts certmanager.Options,
-	listen listenerOptions, recorder events.EventRecorder) (ca.CertificateAuthority, getCertificateFunc, error) {
+// it issues and renews. The embedded CA publishes its trust anchor; with
+// cert-manager, the anchor an embedded CA published before is withdrawn.
+func certificateAuthority(setup *credomanager.Setup, kind string, caOpts embedded.Options, cmOpts certmanager.Options,
+	listen listenerOptions) (ca.CertificateAuthority, getCertificateFunc, error) {
+	mgr := setup.Manager
 	var fromFiles getCertificateFunc
 	if listen.certFile != "" {
 		var err error
@@ -161,11 +162,8 @@ func certificateAuthority(mgr ctrl.Manager, kind string, caOpts embedded.Options
 	}
 	switch kind {
 	case authorityEmbedded:
-		authority, err := embedded.New(caOpts, mgr.GetClient(), mgr.GetAPIReader(), recorder)
+		authority, err := controllers.NewEmbeddedCA(setup, caOpts)
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := mgr.Add(authority); err != nil {
 			return nil, nil, err
 		}
 		if fromFiles == nil {
@@ -175,6 +173,9 @@ func certificateAuthority(mgr ctrl.Manager, kind string, caOpts embedded.Options
 	case authorityCertManager:
 		if fromFiles == nil {
 			return nil, nil, errors.New("--certificate-authority=cert-manager needs --enrollment-tls-cert-file and --enrollment-tls-key-file (a cert-manager Certificate mounted into the pod)")
+		}
+		if err := controllers.WithdrawEmbeddedCA(setup, caOpts); err != nil {
+			return nil, nil, err
 		}
 		watching, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
 		if err != nil {

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/internal/manager"
@@ -61,9 +62,10 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Concurrent, "concurrent", 4, "The number of concurrent reconciles per kind.")
 }
 
-// NewScheme returns the kinds the enrollment-controller reads and writes.
+// NewScheme returns the kinds the enrollment-controller reads and writes:
+// TrustAnchors for the embedded CA's (NewEmbeddedCA), never cached.
 func NewScheme() *runtime.Scheme {
-	return manager.NewScheme(enrollv1.AddToScheme)
+	return manager.NewScheme(enrollv1.AddToScheme, trustv1.AddToScheme)
 }
 
 // ConfigureCache sets the enrollment-controller's cache options: the cache

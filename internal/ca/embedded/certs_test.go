@@ -201,9 +201,8 @@ func TestStateSurvivesARoundTripThroughTheSecret(t *testing.T) {
 	g.Expect(s.Data).To(HaveLen(4))
 	g.Expect(s.Data).To(HaveKey(KeyPreviousKeys))
 	g.Expect(string(s.Data[KeyBundle])).To(Equal(string(third.certPEM) + string(second.certPEM) + string(first.certPEM)))
-	g.Expect(s.Labels).To(HaveKeyWithValue("internal.cozystack.io/publish-ca-cert", "true"))
-	g.Expect(s.Labels).To(HaveKeyWithValue("internal.cozystack.io/publish-ca-cert-release", "credo"))
-	g.Expect(s.Annotations).To(HaveKeyWithValue("internal.cozystack.io/publish-ca-cert-key", "ca.crt"))
+	g.Expect(s.Labels).To(BeEmpty(), "published by a TrustAnchor, not by the label leg")
+	g.Expect(s.Annotations).NotTo(HaveKey("internal.cozystack.io/publish-ca-cert-key"))
 
 	back, err := parseSecret(s)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -17,7 +17,7 @@ limitations under the License.
 // Package embedded is the certificate authority built into the control
 // plane: a CA key and certificate kept in one Secret in the controller's
 // namespace, created on first start, rotated with an overlap, and published
-// as a trust anchor through the label leg of the trust-anchor machinery.
+// as a trust anchor by a TrustAnchor it declares (Anchor).
 //
 // # The Secret
 //
@@ -45,10 +45,23 @@ limitations under the License.
 //   - enrollment.credo.dev/rotate-requested-at: set it to any new value to
 //     request a rotation (like Flux's reconcile.fluxcd.io/requestedAt);
 //     enrollment.credo.dev/rotate-handled-at records the last value handled.
-//   - <labelDomain>/publish-ca-cert-key: ca.crt, with the labels
-//     <labelDomain>/publish-ca-cert: "true" and
-//     <labelDomain>/publish-ca-cert-release: <release>, which make the Secret
-//     a labelled trust-anchor source.
+//
+// Earlier versions labelled the Secret as a source of the trust-anchor
+// label leg (<labelDomain>/publish-ca-cert and friends); those labels and
+// the key annotation are removed on the next write.
+//
+// # The trust anchor
+//
+// The leader declares the TrustAnchor <release> (Options.Release, default
+// credo) in the Secret's namespace, lifting ca.crt, with spec.owner
+// TrustAnchor: the trust-controller projects <release>.tenant-ca,
+// owner-referenced to that TrustAnchor, whether or not a HelmRelease of the
+// name exists. The TrustAnchor carries the label enrollment.credo.dev/ca-anchor
+// and the field manager credo-enrollment-controller; the anchors so marked
+// under another name (the release was renamed), or all of them when the
+// controller signs with another CA (NewWithdrawal), are deleted, and
+// garbage collection deletes their projections. A TrustAnchor of the name
+// declared by anyone else is never written or deleted.
 //
 // # Rotation
 //

@@ -30,6 +30,7 @@ import (
 	fluxevents "github.com/fluxcd/pkg/runtime/events"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollmentv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
@@ -91,13 +92,13 @@ func requestRotation(t *testing.T, ns, value string) {
 	t.Helper()
 	s := getSecret(t, ns)
 	patch := client.MergeFrom(s.DeepCopy())
-	s.Annotations[AnnotationRotateRequestedAt] = value
+	metav1.SetMetaDataAnnotation(&s.ObjectMeta, AnnotationRotateRequestedAt, value)
 	if err := env.Client.Patch(context.Background(), s, patch); err != nil {
 		t.Fatalf("requesting a rotation: %v", err)
 	}
 }
 
-func TestFirstStartCreatesALabelledSecret(t *testing.T) {
+func TestFirstStartCreatesASecretWithoutTheLabelLeg(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
@@ -113,11 +114,8 @@ func TestFirstStartCreatesALabelledSecret(t *testing.T) {
 			}
 		}
 	})).To(Equal([]string{"ca.crt", "tls.crt", "tls.key"}))
-	g.Expect(s.Labels).To(Equal(map[string]string{
-		"example.org/publish-ca-cert":         "true",
-		"example.org/publish-ca-cert-release": "platform",
-	}))
-	g.Expect(s.Annotations).To(Equal(map[string]string{"example.org/publish-ca-cert-key": "ca.crt"}))
+	g.Expect(s.Labels).To(BeEmpty(), "published by a TrustAnchor (Anchor), not by the label leg")
+	g.Expect(s.Annotations).To(BeEmpty())
 	g.Expect(s.Data["ca.crt"]).To(Equal(s.Data["tls.crt"]))
 	cas := bundleCerts(t, s.Data["ca.crt"])
 	g.Expect(cas).To(HaveLen(1))
@@ -131,6 +129,25 @@ func TestFirstStartCreatesALabelledSecret(t *testing.T) {
 	// A second start changes nothing.
 	g.Expect(a.Reconcile(ctx)).To(Succeed())
 	g.Expect(getSecret(t, ns).ResourceVersion).To(Equal(s.ResourceVersion))
+}
+
+// The labels an earlier version published the CA by, on the label leg,
+// are removed (the TrustAnchor publishes it); other labels are kept.
+func TestTheLabelLegOfAnEarlierVersionIsRemoved(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	a := newInstance(t, ns, nil, func(o *Options) { o.LabelDomain = "example.org" })
+	g.Expect(a.Reconcile(ctx)).To(Succeed())
+	s := getSecret(t, ns)
+	s.Labels = map[string]string{"example.org/publish-ca-cert": "true", "example.org/publish-ca-cert-release": "credo", "team": "platform"}
+	s.Annotations = map[string]string{"example.org/publish-ca-cert-key": "ca.crt"}
+	g.Expect(env.Client.Update(ctx, s)).To(Succeed())
+
+	g.Expect(a.Reconcile(ctx)).To(Succeed())
+	s = getSecret(t, ns)
+	g.Expect(s.Labels).To(Equal(map[string]string{"team": "platform"}))
+	g.Expect(s.Annotations).To(BeEmpty())
 }
 
 func TestReplicasStartingAtOnceEndWithOneCA(t *testing.T) {

@@ -55,10 +55,12 @@ type Options struct {
 	// least the longest workload certificate lifetime plus the renewal grace.
 	Overlap time.Duration
 	// LabelDomain is the domain of the trust-anchor contract labels
-	// (<domain>/publish-ca-cert and friends).
+	// (<domain>/publish-ca-cert and friends) that earlier versions put on
+	// the Secret, and that are removed from it.
 	LabelDomain string
-	// Release is the value of <domain>/publish-ca-cert-release: the
-	// HelmRelease the CA is published under.
+	// Release names the TrustAnchor the CA is published by (Anchor), in
+	// the Secret's namespace, and its projection <release>.tenant-ca. No
+	// HelmRelease of the name is needed.
 	Release string
 	// Interval is how often Run reconciles the Secret.
 	Interval time.Duration
@@ -88,9 +90,11 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Overlap, "enrollment-ca-overlap", DefaultOverlap,
 		"How long a previous enrollment CA stays trusted after a rotation: at least the longest certificate TTL plus the renewal grace.")
 	fs.StringVar(&o.LabelDomain, "enrollment-ca-label-domain", DefaultLabelDomain,
-		"The domain of the trust-anchor labels put on the enrollment CA Secret (<domain>/publish-ca-cert).")
+		"The domain of the trust-anchor labels (<domain>/publish-ca-cert) that earlier versions put on the enrollment CA Secret; they are removed from it.")
+	_ = fs.MarkDeprecated("enrollment-ca-label-domain",
+		"the enrollment CA is published by a declared TrustAnchor, not by labels; the flag only names the labels removed from the CA Secret")
 	fs.StringVar(&o.Release, "enrollment-ca-release", DefaultRelease,
-		"The release the enrollment CA is published under (<domain>/publish-ca-cert-release).")
+		"The name of the TrustAnchor, in the controller's namespace, the enrollment CA is published by, and of its projection <release>.tenant-ca. No HelmRelease of the name is needed.")
 }
 
 // Validate reports options the CA cannot work with.

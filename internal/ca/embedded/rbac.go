@@ -23,3 +23,8 @@ package embedded
 // overlay's namespace transformer moves the Role with the controller.
 // +kubebuilder:rbac:groups="",namespace=credo-system,resources=secrets,verbs=get;create;update
 // +kubebuilder:rbac:groups="",namespace=credo-system,resources=events,verbs=create;patch
+//
+// It declares the CA's TrustAnchor in the same namespace (Anchor): create
+// and patch (server-side apply) it, get and list to tell its own from any
+// other, delete the ones it declared under another release name.
+// +kubebuilder:rbac:groups=trust.credo.dev,namespace=credo-system,resources=trustanchors,verbs=get;list;create;patch;delete

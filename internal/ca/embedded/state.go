@@ -185,9 +185,11 @@ func (st *state) nextEvent() time.Time {
 	return next
 }
 
-// render writes st into s: the data keys, the bundle annotation, and the
-// labels and annotation of the trust-anchor contract. Other labels and
-// annotations of s are kept.
+// render writes st into s: the data keys and the bundle annotation. The
+// labels and annotation of the trust-anchor contract that earlier versions
+// put on the Secret are removed: the CA is published by the TrustAnchor
+// Anchor declares, and the label leg would be a second claim. Other labels
+// and annotations of s are kept.
 func (st *state) render(s *corev1.Secret, o *Options, now time.Time) error {
 	data := map[string][]byte{
 		corev1.TLSCertKey:       st.current.certPEM,
@@ -214,19 +216,20 @@ func (st *state) render(s *corev1.Secret, o *Options, now time.Time) error {
 		s.Type = corev1.SecretTypeOpaque
 	}
 
-	labels := maps.Clone(s.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
 	keys := trustv1.NewContractKeys(o.LabelDomain)
-	maps.Copy(labels, keys.PublishLabels(o.Release))
+	labels := maps.Clone(s.Labels)
+	delete(labels, keys.PublishCACert)
+	delete(labels, keys.Release)
+	if len(labels) == 0 {
+		labels = nil
+	}
 	s.Labels = labels
 
 	annotations := maps.Clone(s.Annotations)
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[keys.Key] = KeyBundle
+	delete(annotations, keys.Key)
 	if len(entries) == 0 {
 		delete(annotations, AnnotationBundle)
 	} else {

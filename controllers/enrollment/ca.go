@@ -1,0 +1,68 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enrollment
+
+import (
+	"fmt"
+
+	"github.com/credo-dev/credo/internal/ca/embedded"
+	"github.com/credo-dev/credo/internal/manager"
+)
+
+// NewEmbeddedCA builds the embedded CA on the manager as
+// cmd/enrollment-controller runs it: the CA, kept fresh on every replica,
+// and its trust anchor, declared by the leader (embedded.Anchor), so that
+// <release>.tenant-ca is published on every install, with or without a
+// HelmRelease. cmd/enrollment-controller and the tests build it here alike.
+func NewEmbeddedCA(s *manager.Setup, opts embedded.Options) (*embedded.CA, error) {
+	mgr := s.Manager
+	authority, err := embedded.New(opts, mgr.GetClient(), mgr.GetAPIReader(), s.Recorder)
+	if err != nil {
+		return nil, err
+	}
+	anchor, err := embedded.NewAnchor(opts, mgr.GetClient(), mgr.GetAPIReader())
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(authority); err != nil {
+		return nil, fmt.Errorf("adding the embedded CA: %w", err)
+	}
+	if err := mgr.Add(anchor); err != nil {
+		return nil, fmt.Errorf("adding the embedded CA's trust anchor: %w", err)
+	}
+	return authority, nil
+}
+
+// WithdrawEmbeddedCA is NewEmbeddedCA's counterpart for a controller that
+// signs with another CA: the leader deletes the TrustAnchors the embedded
+// CA declared (their projections are garbage-collected with them). The CA
+// Secret is left as it is.
+func WithdrawEmbeddedCA(s *manager.Setup, opts embedded.Options) error {
+	if opts.Namespace == "" {
+		// No namespace, no embedded CA: nothing was published.
+		return nil
+	}
+	mgr := s.Manager
+	withdrawal, err := embedded.NewWithdrawal(opts, mgr.GetClient(), mgr.GetAPIReader())
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(withdrawal); err != nil {
+		return fmt.Errorf("adding the withdrawal of the embedded CA's trust anchor: %w", err)
+	}
+	return nil
+}
