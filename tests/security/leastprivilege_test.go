@@ -168,6 +168,10 @@ var leastPrivilege = map[string]struct {
 		must: []access{
 			ra("get", core, "secrets", platformNamespace), ra("create", core, "secrets", platformNamespace),
 			ra("update", core, "secrets", platformNamespace),
+			// The CA's TrustAnchor, declared in its own namespace (embedded.Anchor).
+			ra("get", trustG, "trustanchors", platformNamespace), ra("list", trustG, "trustanchors", platformNamespace),
+			ra("create", trustG, "trustanchors", platformNamespace), ra("patch", trustG, "trustanchors", platformNamespace),
+			ra("delete", trustG, "trustanchors", platformNamespace),
 			ra("create", enrollG, "workloads", tenantNS), ra("delete", enrollG, "workloads", tenantNS),
 			ra("update", enrollG, "workloads", tenantNS).sub("status"), ra("patch", enrollG, "workloads", tenantNS).sub("status"),
 			ra("update", enrollG, "jointokens", tenantNS).sub("status"), ra("patch", enrollG, "enrollmentpolicies", tenantNS).sub("status"),
@@ -180,6 +184,8 @@ var leastPrivilege = map[string]struct {
 			ra("list", core, "secrets", platformNamespace),
 			ra("create", enrollG, "jointokens", tenantNS), ra("update", enrollG, "enrollmentpolicies", tenantNS),
 			ra("get", credG, "credentialaccounts", tenantNS), ra("get", trustG, "trustanchors", tenantNS),
+			ra("create", trustG, "trustanchors", tenantNS), ra("list", trustG, "trustanchors", ""),
+			ra("patch", trustG, "trustanchors", platformNamespace).sub("status"), ra("update", trustG, "trustanchors", platformNamespace),
 			ra("get", helmG, "helmreleases", tenantNS), ra("get", core, "configmaps", tenantNS),
 		},
 	},
