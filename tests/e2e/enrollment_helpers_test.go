@@ -56,7 +56,7 @@ func needLocal(t testing.TB) *devenv.Environment {
 }
 
 // localOnlyTests names the tests that need the local environment: make test-e2e runs them, a cluster run excludes them.
-const localOnlyTests = "TestDocs|TestHeadlessPipelineGuide|TestFluxEventsShowReleaseWarnings|TestNotificationControllerDeliversReleaseWarnings|TestMintReachesTheRunningRelease|TestMintIsReportedAppliedOnceTheReleaseCarriesIt|TestSuspendedReleaseIsReportedAndNotUpgraded|TestAgentsEnroll|TestExpiredAgent|TestAgentRefusals|TestEnrollmentCAIsPublished|TestEveryControllerServes"
+const localOnlyTests = "TestDocs|TestHeadlessPipelineGuide|TestFluxEventsShowReleaseWarnings|TestNotificationControllerDeliversReleaseWarnings|TestMintReachesTheRunningRelease|TestMintIsReportedAppliedOnceTheReleaseCarriesIt|TestSuspendedReleaseIsReportedAndNotUpgraded|TestAgentsEnroll|TestExpiredAgent|TestAgentRefusals|TestEnrollmentCAIsPublished|TestDeniedAgent|TestClonedAgents|TestLostRenewalAnswer|TestEveryControllerServes"
 
 func binPath(name string) string { return filepath.Join(controlplane.RepoRoot(), "bin", name) }
 
@@ -91,6 +91,8 @@ type agent struct {
 	dir   string
 	proc  *controlplane.Process
 	extra []string
+	// server is the enrollment URL the agent is given; the environment's when empty.
+	server string
 }
 
 func newAgent(t *testing.T, name, token, caFile string, extra ...string) *agent {
@@ -109,7 +111,11 @@ func newAgent(t *testing.T, name, token, caFile string, extra ...string) *agent 
 // start runs the agent; withToken passes the token file.
 func (a *agent) start(t *testing.T, e *devenv.Environment, withToken bool) {
 	t.Helper()
-	args := append([]string{"--server=" + e.EnrollmentURL, "--state-dir=" + filepath.Join(a.dir, "state"),
+	server := a.server
+	if server == "" {
+		server = e.EnrollmentURL
+	}
+	args := append([]string{"--server=" + server, "--state-dir=" + filepath.Join(a.dir, "state"),
 		"--hostname=" + a.name + ".vm.example.org", "--log-level=debug"}, a.extra...)
 	if withToken {
 		args = append(args, "--token-file="+filepath.Join(a.dir, "token"))
