@@ -97,7 +97,7 @@ func httpClient(cert *tls.Certificate) *http.Client {
 
 // post sends body as JSON and decodes a 2xx answer into out; it returns the
 // status and, for any other status, the decoded error.
-func post(t *testing.T, c *http.Client, url string, body, out any) (int, *enrollapi.Error) {
+func post(t testing.TB, c *http.Client, url string, body, out any) (int, *enrollapi.Error) {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	resp, err := c.Post(url, "application/json", bytes.NewReader(b))
@@ -122,7 +122,7 @@ func post(t *testing.T, c *http.Client, url string, body, out any) (int, *enroll
 }
 
 // csrPEM returns a CSR signed by key, shaped by tmpl.
-func csrPEM(t *testing.T, key *ecdsa.PrivateKey, tmpl *x509.CertificateRequest) string {
+func csrPEM(t testing.TB, key *ecdsa.PrivateKey, tmpl *x509.CertificateRequest) string {
 	t.Helper()
 	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
 	if err != nil {
@@ -131,7 +131,7 @@ func csrPEM(t *testing.T, key *ecdsa.PrivateKey, tmpl *x509.CertificateRequest) 
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
 }
 
-func workloadCSR(t *testing.T, key *ecdsa.PrivateKey, id string) string {
+func workloadCSR(t testing.TB, key *ecdsa.PrivateKey, id string) string {
 	return csrPEM(t, key, &x509.CertificateRequest{URIs: []*url.URL{enrollapi.WorkloadURI(id)}})
 }
 
@@ -148,7 +148,7 @@ func (e *enrolled) tlsCert() *tls.Certificate {
 }
 
 // enroll runs both steps and fails the test on any refusal.
-func enroll(t *testing.T, base, token string, labels map[string]string) *enrolled {
+func enroll(t testing.TB, base, token string, labels map[string]string) *enrolled {
 	t.Helper()
 	c := httpClient(nil)
 	var step1 enrollapi.EnrollResponse
@@ -165,14 +165,14 @@ func enroll(t *testing.T, base, token string, labels map[string]string) *enrolle
 }
 
 // renew renews w with cert and a new CSR of the same key.
-func renew(t *testing.T, base string, w *enrolled, cert *tls.Certificate) (int, *enrollapi.Error, *enrollapi.CertificateResponse) {
+func renew(t testing.TB, base string, w *enrolled, cert *tls.Certificate) (int, *enrollapi.Error, *enrollapi.CertificateResponse) {
 	t.Helper()
 	var resp enrollapi.CertificateResponse
 	status, e := post(t, httpClient(cert), base+enrollapi.PathRenewal(w.uuid), enrollapi.RenewalRequest{CSR: workloadCSR(t, w.key, w.uuid)}, &resp)
 	return status, e, &resp
 }
 
-func parseCert(t *testing.T, s string) *x509.Certificate {
+func parseCert(t testing.TB, s string) *x509.Certificate {
 	t.Helper()
 	b, _ := pem.Decode([]byte(s))
 	if b == nil {
@@ -185,7 +185,7 @@ func parseCert(t *testing.T, s string) *x509.Certificate {
 	return c
 }
 
-func getWorkload(t *testing.T, ns, id string) *enrollv1.Workload {
+func getWorkload(t testing.TB, ns, id string) *enrollv1.Workload {
 	t.Helper()
 	var w enrollv1.Workload
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: id}, &w); err != nil {
@@ -194,7 +194,7 @@ func getWorkload(t *testing.T, ns, id string) *enrollv1.Workload {
 	return &w
 }
 
-func getToken(t *testing.T, jt *enrollv1.JoinToken) *enrollv1.JoinToken {
+func getToken(t testing.TB, jt *enrollv1.JoinToken) *enrollv1.JoinToken {
 	t.Helper()
 	var got enrollv1.JoinToken
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(jt), &got); err != nil {
@@ -206,7 +206,7 @@ func getToken(t *testing.T, jt *enrollv1.JoinToken) *enrollv1.JoinToken {
 // expectRefused asserts a refusal's status and reason.
 // tokenWithUses returns the token once its status counts want uses (the
 // server writes them every TokenUseFlush), or as it is after 5s.
-func tokenWithUses(t *testing.T, jt *enrollv1.JoinToken, want int64) *enrollv1.JoinToken {
+func tokenWithUses(t testing.TB, jt *enrollv1.JoinToken, want int64) *enrollv1.JoinToken {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -218,7 +218,7 @@ func tokenWithUses(t *testing.T, jt *enrollv1.JoinToken, want int64) *enrollv1.J
 	}
 }
 
-func expectRefused(t *testing.T, what string, status int, e *enrollapi.Error, wantStatus int, wantReason string) {
+func expectRefused(t testing.TB, what string, status int, e *enrollapi.Error, wantStatus int, wantReason string) {
 	t.Helper()
 	if e == nil {
 		t.Fatalf("%s: accepted (%d), want %d %s", what, status, wantStatus, wantReason)

@@ -145,7 +145,7 @@ func withCA(authority ca.CertificateAuthority) func(*serverSetup) {
 // as cmd/enrollment-controller does, with the flags' defaults except that
 // failed attempts are not limited unless a test says so, serves it on
 // 127.0.0.1 until the test ends and returns its URL.
-func startServer(t *testing.T, mutate ...func(*serverSetup)) string {
+func startServer(t testing.TB, mutate ...func(*serverSetup)) string {
 	t.Helper()
 	cert, err := testCA.servingCert()
 	if err != nil {

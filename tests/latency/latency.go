@@ -38,3 +38,13 @@ func Report(b *testing.B, latencies []time.Duration, elapsed time.Duration, unit
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), unit)
 }
+
+// MedianMs returns the median of latencies in milliseconds, 0 for none.
+func MedianMs(latencies []time.Duration) float64 {
+	if len(latencies) == 0 {
+		return 0
+	}
+	s := slices.Clone(latencies)
+	slices.Sort(s)
+	return float64(s[len(s)/2].Microseconds()) / 1000
+}
