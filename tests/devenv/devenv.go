@@ -32,9 +32,6 @@ import (
 	"strings"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
 )
@@ -112,25 +109,6 @@ func (e *Environment) controllerKubeconfigs() (map[string]string, error) {
 	return kubeconfigs, nil
 }
 
-// createInstallRelease creates the HelmRelease credo is installed by, as
-// Flux would install it: the release the embedded enrollment CA is
-// published under as a trust anchor.
-func (e *Environment) createInstallRelease(ctx context.Context) error {
-	install := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: InstallRelease, Namespace: PlatformNamespace},
-		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-				Chart: "credo", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "credo"},
-			}},
-		},
-	}
-	if err := e.Client.Create(ctx, install); err != nil {
-		return fmt.Errorf("creating HelmRelease %s/%s: %w", PlatformNamespace, InstallRelease, err)
-	}
-	return nil
-}
-
 // Start brings the system up. On error everything started is stopped.
 //
 // credo is installed as a user installs it: config/default and
@@ -178,9 +156,6 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 		return nil, err
 	}
 	if err := e.install(ctx, root); err != nil {
-		return nil, err
-	}
-	if err := e.createInstallRelease(ctx); err != nil {
 		return nil, err
 	}
 	if opts.Flux == nil {
@@ -294,8 +269,10 @@ const accessAPIController = "credential-controller"
 // embedded CA in PlatformNamespace.
 const enrollmentController = "enrollment-controller"
 
-// InstallRelease is the HelmRelease credo is installed by, as Flux would
-// install it: the embedded enrollment CA is published under it.
+// InstallRelease is the name the enrollment-controller publishes its
+// embedded CA under (--enrollment-ca-release, default credo): the
+// TrustAnchor it declares in PlatformNamespace and the projection
+// credo.tenant-ca. As on every install, no HelmRelease of the name exists.
 const InstallRelease = "credo"
 
 // freePort returns a loopback port nobody listens on now.

@@ -270,8 +270,11 @@ func TestEnrollmentCAIsPublishedAsATrustAnchor(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	if ta.Spec.Source.Name != "credo-enrollment-ca" || ta.Status.Leg != trustv1.LegLabel {
-		t.Fatalf("the anchor is lifted from %s on leg %s, want credo-enrollment-ca on the label leg", ta.Spec.Source.Name, ta.Status.Leg)
+	// Declared by the enrollment-controller and owned by itself: no
+	// HelmRelease of the name exists, as on every install.
+	if ta.Spec.Source.Name != "credo-enrollment-ca" || ta.Status.Leg != trustv1.LegDeclared || ta.GetOwnerKind() != trustv1.OwnerTrustAnchor {
+		t.Fatalf("the anchor is lifted from %s on leg %s, owned by %s; want credo-enrollment-ca, declared, owned by the TrustAnchor",
+			ta.Spec.Source.Name, ta.Status.Leg, ta.GetOwnerKind())
 	}
 	var projection corev1.Secret
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: devenv.InstallRelease + ".tenant-ca"}, &projection); err != nil {
@@ -279,6 +282,9 @@ func TestEnrollmentCAIsPublishedAsATrustAnchor(t *testing.T) {
 	}
 	if len(projection.Data) != 1 || len(projection.Data["ca.crt"]) == 0 {
 		t.Fatalf("the projection holds keys %v, want ca.crt alone", keysOf(projection.Data))
+	}
+	if refs := projection.OwnerReferences; len(refs) != 1 || refs[0].UID != ta.UID {
+		t.Fatalf("the projection is owned by %v, want the TrustAnchor alone", refs)
 	}
 	if n, ok := s0(projection.Data["ca.crt"]); !ok || n < 1 {
 		t.Fatal("the projection holds something other than certificates")

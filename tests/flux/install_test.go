@@ -62,7 +62,9 @@ const installTag = "v0.0.0-e2e"
 // Ready through their own health checks: the three Deployments rolled out
 // (runDeployment stands in for kubelet and the deployment controller) and
 // the APIService Available, i.e. kube-apiserver reached the
-// credential-controller's access API and trusted its certificate.
+// credential-controller's access API and trusted its certificate. The
+// enrollment CA is published as the trust anchor credo without any
+// HelmRelease (enrollmentCAPublished).
 func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -113,6 +115,7 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 	}
 	waitForKustomization(g, "credo", 3*time.Minute)
 	t.Logf("Kustomization credo Ready %s after it was applied", time.Since(start).Round(time.Second))
+	enrollmentCAPublished(g)
 
 	// The APIService's caBundle is the credential-controller's to keep, as
 	// config/apiservice documents: nothing patches it in.
