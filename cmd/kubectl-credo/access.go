@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"golang.org/x/term"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -59,6 +60,7 @@ func (c *cluster) client() (client.Client, string, error) {
 		return nil, "", fmt.Errorf("resolving the namespace: %w", err)
 	}
 	scheme := runtime.NewScheme()
+	utilruntime.Must(authenticationv1.AddToScheme(scheme))
 	utilruntime.Must(accessv1.AddToScheme(scheme))
 	utilruntime.Must(enrollv1.AddToScheme(scheme))
 	utilruntime.Must(trustv1.AddToScheme(scheme))

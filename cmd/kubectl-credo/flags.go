@@ -104,3 +104,26 @@ func (c *command) help(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// subcommands runs the verb of group (token, workload) that args[0] names;
+// help, -h and --help print the group's usage.
+//
+//	return subcommands("token", tokenUsage, args, stdout, map[string]verb{"create": tokenCreate})
+func subcommands(group, usage string, args []string, stdout io.Writer, verbs map[string]verb) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	switch args[0] {
+	case "help", "-h", "--help":
+		_, err := fmt.Fprintln(stdout, usage)
+		return err
+	}
+	run, ok := verbs[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown %s command %q\n%s", group, args[0], usage)
+	}
+	return run(args[1:], stdout)
+}
+
+// verb runs one command with its arguments.
+type verb func(args []string, stdout io.Writer) error

@@ -65,6 +65,8 @@ func TestEveryVerbsHelpExitsZeroWithItsOwnFlagsFirst(t *testing.T) {
 		{[]string{"token", "revoke"}, "", true},
 		{[]string{"token", "list"}, "--policy", true},
 		{[]string{"migrate"}, "--apply", true},
+		{[]string{"workload", "deny"}, "--reason", true},
+		{[]string{"workload", "undeny"}, "", true},
 	}
 	for _, tc := range cases {
 		for _, help := range []string{"--help", "-h"} {
@@ -111,14 +113,20 @@ func TestEveryVerbsHelpExitsZeroWithItsOwnFlagsFirst(t *testing.T) {
 	}
 }
 
-// kubectl credo --help and kubectl credo token --help list the commands and
-// exit 0; an unknown flag exits 1 and points at --help.
+// kubectl credo --help, kubectl credo token --help and kubectl credo
+// workload --help list the commands and exit 0; an unknown flag exits 1 and points at --help.
 func TestCommandListsHelpAndUnknownFlags(t *testing.T) {
 	g := NewWithT(t)
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"token", "--help"}, {"token", "-h"}} {
 		stdout, stderr, code := runBinary(t, args...)
 		g.Expect(code).To(BeZero(), "%v: %s", args, stderr)
 		g.Expect(stdout).To(ContainSubstring("token create <policy>"), "%v", args)
+	}
+	for _, args := range [][]string{{"--help"}, {"workload", "--help"}} {
+		stdout, stderr, code := runBinary(t, args...)
+		g.Expect(code).To(BeZero(), "%v: %s", args, stderr)
+		g.Expect(stdout).To(ContainSubstring("workload deny <uuid> --reason"), "%v", args)
+		g.Expect(stdout).To(ContainSubstring("workload undeny <uuid>"), "%v", args)
 	}
 	stdout, stderr, code := runBinary(t, "mint", "db", "--no-such-flag")
 	g.Expect(code).To(Equal(1))

@@ -57,6 +57,10 @@ Commands:
   token create <policy>    mint a join token of an EnrollmentPolicy and print it once
   token revoke <id>        revoke a join token: it enrolls nothing further
   token list               list the join tokens of a namespace with their uses
+  workload deny <uuid> --reason <text>
+                           deny an enrolled workload: its next renewal is refused (its
+                           current certificate stays valid until its notAfter)
+  workload undeny <uuid>   lift a workload's denial: it renews again, within its grace
   migrate [-n ns | -A]     adopt chart-rendered <release>-credentials: carry tenant passwords over
                            as verifiers (Migrated, previously exposed), rotate exposed platform
                            ones; a dry run unless --apply; exit status 2 while releases are skipped
@@ -85,6 +89,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return token(args[1:], stdout)
 	case "ca":
 		return ca(args[1:], stdout)
+	case "workload":
+		return workloadCmd(args[1:], stdout)
 	case "migrate":
 		if help, err := migrateHelp(args[1:], stdout); help || err != nil {
 			return err

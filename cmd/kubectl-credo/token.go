@@ -56,22 +56,9 @@ List the join tokens of a namespace with their state and uses.`
 
 // token dispatches the join token commands.
 func token(args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errors.New(tokenUsage)
-	}
-	switch args[0] {
-	case "help", "-h", "--help":
-		_, err := fmt.Fprintln(stdout, tokenUsage)
-		return err
-	case "create":
-		return tokenCreate(args[1:], stdout)
-	case "revoke":
-		return tokenRevoke(args[1:], stdout)
-	case "list":
-		return tokenList(args[1:], stdout)
-	default:
-		return fmt.Errorf("unknown token command %q\n%s", args[0], tokenUsage)
-	}
+	return subcommands("token", tokenUsage, args, stdout, map[string]verb{
+		"create": tokenCreate, "revoke": tokenRevoke, "list": tokenList,
+	})
 }
 
 // tokenCreate creates a JoinTokenRequest and prints the token once.

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/credo-dev/credo/tests/testpki"
@@ -115,4 +116,14 @@ func (e *Environment) UserConfig(user string, groups []string) (*rest.Config, er
 	cfg := rest.CopyConfig(u.Config())
 	cfg.QPS, cfg.Burst = -1, 0
 	return cfg, nil
+}
+
+// UserClient returns a client with Scheme authenticated as user with
+// groups (see UserConfig).
+func (e *Environment) UserClient(user string, groups []string) (client.Client, error) {
+	cfg, err := e.UserConfig(user, groups)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: e.Scheme})
 }

@@ -47,11 +47,8 @@ func newNamespace(t *testing.T) string {
 // userClient returns a client authenticated as user with groups.
 func userClient(t *testing.T, user string, groups ...string) client.Client {
 	t.Helper()
-	g := NewWithT(t)
-	cfg, err := env.UserConfig(user, groups)
-	g.Expect(err).NotTo(HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
-	g.Expect(err).NotTo(HaveOccurred())
+	c, err := env.UserClient(user, groups)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	return c
 }
 

@@ -91,8 +91,8 @@ func TestViewReadsTrustAnchorsAndTheirCertificatesButNoSecret(t *testing.T) {
 }
 
 // edit and admin get what credo aggregates into them: edit reads what view
-// reads, admin also mints, revokes, requests join tokens and writes
-// enrollment policies.
+// reads, admin also mints, revokes, requests join tokens, writes
+// enrollment policies and denies workloads.
 func TestEditAndAdminGetCredosAggregatedRoles(t *testing.T) {
 	ns := newNamespace(t)
 	bind(t, ns, "vic", "view")
@@ -117,6 +117,10 @@ func TestEditAndAdminGetCredosAggregatedRoles(t *testing.T) {
 		{ra("access.credo.dev", "jointokenrequests", "", "create"), false, false, true},
 		{ra("enrollment.credo.dev", "enrollmentpolicies", "", "create"), false, false, true},
 		{ra("enrollment.credo.dev", "workloads", "", "delete"), false, false, true},
+		// Deny and undeny (spec.denied; the CRD keeps the rest of the spec).
+		{ra("enrollment.credo.dev", "workloads", "", "patch"), false, false, true},
+		{ra("enrollment.credo.dev", "workloads", "", "update"), false, false, true},
+		{ra("enrollment.credo.dev", "workloads", "status", "patch"), false, false, false},
 		// Written by the trust-controller only, for every role.
 		{ra("trust.credo.dev", "trustanchors", "", "create"), false, false, false},
 		{ra("trust.credo.dev", "trustanchors", "status", "patch"), false, false, false},
@@ -202,4 +206,5 @@ func TestTheExampleTenantRoleReadsCertificatesAndNoSecret(t *testing.T) {
 	}
 	g.Expect(allowed(t, "tess", ns, authorizationv1.ResourceAttributes{Group: "access.credo.dev", Resource: "accounts", Subresource: "mint", Verb: "create"})).To(BeTrue())
 	g.Expect(allowed(t, "tess", ns, authorizationv1.ResourceAttributes{Group: "access.credo.dev", Resource: "jointokenrequests", Verb: "create"})).To(BeTrue())
+	g.Expect(allowed(t, "tess", ns, authorizationv1.ResourceAttributes{Group: "enrollment.credo.dev", Resource: "workloads", Verb: "patch"})).To(BeTrue(), "deny and undeny")
 }

@@ -1,0 +1,228 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+)
+
+// fieldManager is the field manager of what the plugin writes.
+const fieldManager = "kubectl-credo"
+
+const workloadUsage = `usage:
+  kubectl credo workload deny <uuid> --reason text [-n namespace]
+  kubectl credo workload undeny <uuid> [-n namespace]
+
+kubectl credo workload <command> --help shows a command's flags.`
+
+const (
+	workloadDenyUsage = `usage: kubectl credo workload deny <uuid> --reason text [-n namespace]
+
+Deny an enrolled workload (spec.denied, with you as its author): its next renewal is refused, and
+its current certificate stays valid until its notAfter. Without -n the workload is looked up in
+every namespace.`
+	workloadUndenyUsage = `usage: kubectl credo workload undeny <uuid> [-n namespace]
+
+Lift a workload's denial (remove spec.denied): it renews again, within its policy's grace.
+Without -n the workload is looked up in every namespace.`
+)
+
+// workloadCmd dispatches the workload commands.
+func workloadCmd(args []string, stdout io.Writer) error {
+	return subcommands("workload", workloadUsage, args, stdout, map[string]verb{
+		"deny": workloadDeny, "undeny": workloadUndeny,
+	})
+}
+
+// workloadDeny sets spec.denied on a Workload, naming the caller as
+// kube-apiserver authenticates it.
+//
+//	kubectl credo workload deny 3f1c2b8e-... --reason "laptop reported stolen" -n tenant-demo
+func workloadDeny(args []string, stdout io.Writer) error {
+	cmd := newCommand("workload deny", workloadDenyUsage)
+	fs := cmd.fs
+	reason := fs.String("reason", "", "why the workload is denied, at most 1024 characters; required, and told to the refused agent")
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New(workloadDenyUsage)
+	}
+	if strings.TrimSpace(*reason) == "" {
+		return errors.New("--reason is required: say why the workload is denied (the refused agent is told it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, wl, err := findWorkload(ctx, cl, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	user, err := whoAmI(ctx, c)
+	if err != nil {
+		return err
+	}
+	previous := wl.Spec.Denied
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"denied": enrollv1.WorkloadDenial{Reason: *reason, By: user}}})
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, wl, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(fieldManager)); err != nil {
+		return fmt.Errorf("denying workload %s/%s: %w", wl.Namespace, wl.Name, err)
+	}
+	return printDenied(stdout, wl, previous, time.Now())
+}
+
+// workloadUndeny removes spec.denied from a Workload.
+func workloadUndeny(args []string, stdout io.Writer) error {
+	cmd := newCommand("workload undeny", workloadUndenyUsage)
+	fs := cmd.fs
+	cl := cmd.cluster()
+	if help, err := cmd.parse(args, stdout); help || err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New(workloadUndenyUsage)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, wl, err := findWorkload(ctx, cl, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	previous := wl.Spec.Denied
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":null}}`))
+	if err := c.Patch(ctx, wl, patch, client.FieldOwner(fieldManager)); err != nil {
+		return fmt.Errorf("lifting the denial of workload %s/%s: %w", wl.Namespace, wl.Name, err)
+	}
+	return printUndenied(stdout, wl, previous)
+}
+
+// findWorkload reads the Workload named uuid: in the namespace -n names,
+// or, without -n, in whichever namespace holds it (names are UUIDs, unique
+// across namespaces).
+func findWorkload(ctx context.Context, cl *cluster, uuid string) (client.Client, *enrollv1.Workload, error) {
+	c, ns, err := cl.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	if *cl.flags.Namespace != "" {
+		var wl enrollv1.Workload
+		switch err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &wl); {
+		case apierrors.IsNotFound(err):
+			return nil, nil, fmt.Errorf("no workload %s in %s (kubectl get workloads -n %s)", uuid, ns, ns)
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading workload %s/%s: %w", ns, uuid, err)
+		}
+		return c, &wl, nil
+	}
+	var list enrollv1.WorkloadList
+	switch err := c.List(ctx, &list, client.MatchingFields{"metadata.name": uuid}); {
+	case apierrors.IsForbidden(err):
+		return nil, nil, fmt.Errorf("looking for workload %s in every namespace: you may not list workloads cluster-wide; pass -n <namespace>: %w", uuid, err)
+	case err != nil:
+		return nil, nil, fmt.Errorf("looking for workload %s in every namespace: %w", uuid, err)
+	}
+	switch len(list.Items) {
+	case 0:
+		return nil, nil, fmt.Errorf("no workload %s in any namespace (kubectl get workloads -A)", uuid)
+	case 1:
+		return c, &list.Items[0], nil
+	}
+	namespaces := make([]string, 0, len(list.Items))
+	for _, wl := range list.Items {
+		namespaces = append(namespaces, wl.Namespace)
+	}
+	return nil, nil, fmt.Errorf("workload %s is in %d namespaces (%s): pass -n <namespace>", uuid, len(namespaces), strings.Join(namespaces, ", "))
+}
+
+// whoAmI returns the caller's username as kube-apiserver authenticates it
+// (a SelfSubjectReview, which every authenticated user may create): the
+// author a deny records, the one config/admission checks it against.
+func whoAmI(ctx context.Context, c client.Client) (string, error) {
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := c.Create(ctx, review); err != nil {
+		return "", fmt.Errorf("asking kube-apiserver who you are (SelfSubjectReview), to record who denied: %w", err)
+	}
+	if review.Status.UserInfo.Username == "" {
+		return "", errors.New("kube-apiserver did not say who you are (SelfSubjectReview with no username): nobody to record as the author of the deny")
+	}
+	return review.Status.UserInfo.Username, nil
+}
+
+// printDenied says what deny did, when it takes effect, and how long the
+// workload's current certificate stays valid.
+func printDenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.WorkloadDenial, now time.Time) error {
+	ew := &errWriter{w: w}
+	d := wl.Spec.Denied
+	if d == nil {
+		return fmt.Errorf("workload %s/%s: the API server answered the deny without spec.denied", wl.Namespace, wl.Name)
+	}
+	ew.printf("workload %s/%s%s denied by %s: %s\n", wl.Namespace, wl.Name, describeWorkload(wl), d.By, d.Reason)
+	if previous != nil {
+		ew.printf("(it replaces the denial by %s: %s)\n", orDash(previous.By), previous.Reason)
+	}
+	ew.printf("The deny takes effect at the workload's next renewal: the enrollment server refuses it (WorkloadDenied) and credo-agent exits 4.\n")
+	switch st := wl.Status; {
+	case st.NotAfter == nil:
+		ew.printf("The workload has no certificate on record (status.notAfter is empty).\n")
+	case now.Before(st.NotAfter.Time):
+		ew.printf("Its current certificate (serial %s) stays valid until its notAfter, %s (%s): a deny revokes nothing already issued.\n",
+			orDash(st.Serial), st.NotAfter.UTC().Format(time.RFC3339), expiry(st.NotAfter, now))
+	default:
+		ew.printf("Its certificate (serial %s) expired at %s.\n", orDash(st.Serial), st.NotAfter.UTC().Format(time.RFC3339))
+	}
+	ew.printf("Lift it with: kubectl credo workload undeny %s -n %s\n", wl.Name, wl.Namespace)
+	return ew.err
+}
+
+// printUndenied says what undeny did.
+func printUndenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.WorkloadDenial) error {
+	if previous == nil {
+		_, err := fmt.Fprintf(w, "workload %s/%s%s was not denied; nothing changed\n", wl.Namespace, wl.Name, describeWorkload(wl))
+		return err
+	}
+	notAfter := "-"
+	if wl.Status.NotAfter != nil {
+		notAfter = wl.Status.NotAfter.UTC().Format(time.RFC3339)
+	}
+	_, err := fmt.Fprintf(w, "workload %s/%s%s is no longer denied (was denied by %s: %s)\n"+
+		"Its next renewal is accepted again if its certificate (notAfter %s) has not passed its policy's renewal grace; after that, it must enroll again with a join token.\n",
+		wl.Namespace, wl.Name, describeWorkload(wl), orDash(previous.By), previous.Reason, notAfter)
+	return err
+}
+
+// describeWorkload is " (hostname h, policy p)", to recognise the UUID.
+func describeWorkload(wl *enrollv1.Workload) string {
+	if wl.Spec.Hostname == "" {
+		return fmt.Sprintf(" (policy %s)", wl.Spec.Policy)
+	}
+	return fmt.Sprintf(" (hostname %s, policy %s)", wl.Spec.Hostname, wl.Spec.Policy)
+}

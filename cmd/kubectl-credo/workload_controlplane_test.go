@@ -1,0 +1,337 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
+)
+
+// platformNamespace is where config/ installs credo.
+const platformNamespace = "credo-system"
+
+var (
+	rolesOnce, policyOnce sync.Once
+	rolesErr, policyErr   error
+)
+
+// tenantRoles starts kube-controller-manager on the shared control plane,
+// whose clusterrole-aggregation controller folds credo's roles into the
+// built-in view, edit and admin, and applies the RBAC config/rbac ships
+// (the aggregated roles, each controller's role bound to its
+// ServiceAccount).
+func tenantRoles(t *testing.T) *controlplane.Environment {
+	t.Helper()
+	env := controlPlane(t)
+	rolesOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if rolesErr = env.StartControllerManager(ctx); rolesErr != nil {
+			return
+		}
+		rolesErr = applyConfig(ctx, env, "config/rbac", func(o *unstructured.Unstructured) bool {
+			return o.GetAPIVersion() == rbacv1.SchemeGroupVersion.String() || o.GetKind() == "ServiceAccount"
+		})
+	})
+	if rolesErr != nil {
+		t.Fatalf("installing credo's RBAC: %v", rolesErr)
+	}
+	return env
+}
+
+// denialPolicy applies, from config/admission, the credo-workload-denials
+// policy, its binding and the parameters (the Secret policies are left
+// out: the access API of these tests writes account Secrets as an identity
+// they do not name), and waits until kube-apiserver enforces it.
+func denialPolicy(t *testing.T, env *controlplane.Environment, ns, uuid string) {
+	t.Helper()
+	policyOnce.Do(func() {
+		policyErr = applyConfig(context.Background(), env, "config/admission", func(o *unstructured.Unstructured) bool {
+			return o.GetName() == "credo-workload-denials" || o.GetKind() == "ConfigMap"
+		})
+	})
+	g := NewWithT(t)
+	g.Expect(policyErr).NotTo(HaveOccurred())
+	g.Eventually(func() error {
+		return env.Client.Patch(context.Background(), workloadRef(ns, uuid), denyPatch("probe", "nobody"), client.DryRunAll)
+	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
+}
+
+// applyConfig server-side applies the objects of a directory of the
+// repository that keep selects, as the platform's administrator.
+func applyConfig(ctx context.Context, env *controlplane.Environment, dir string, keep func(*unstructured.Unstructured) bool) error {
+	err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNamespace}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	objs, err := testenv.Kustomize(filepath.Join(controlplane.RepoRoot(), dir))
+	if err != nil {
+		return err
+	}
+	var applied int
+	for _, o := range objs {
+		if !keep(o) {
+			continue
+		}
+		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("platform-admin"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		applied++
+	}
+	if applied == 0 {
+		return fmt.Errorf("nothing to apply in %s", dir)
+	}
+	return nil
+}
+
+// enrolledWorkload creates, in ns, the Workload uuid as the enrollment
+// server does, with the status of an issued certificate.
+func enrolledWorkload(ctx context.Context, t *testing.T, env *controlplane.Environment, ns, uuid string) *enrollv1.Workload {
+	t.Helper()
+	g := NewWithT(t)
+	err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	g.Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
+	wl := &enrollv1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: uuid, Namespace: ns},
+		Spec:       enrollv1.WorkloadSpec{Policy: "web", Token: "t1", Hostname: "vm-1.example.org", Labels: map[string]string{"role": "web"}},
+	}
+	g.Expect(env.Client.Create(ctx, wl)).To(Succeed())
+	notAfter := metav1.NewTime(time.Now().Add(20 * time.Hour).Truncate(time.Second))
+	wl.Status = enrollv1.WorkloadStatus{Serial: "aa78dd39", NotAfter: &notAfter}
+	g.Expect(env.Client.Status().Update(ctx, wl)).To(Succeed())
+	return wl
+}
+
+// tenant binds user, in ns, to the built-in ClusterRole role and returns
+// its kubeconfig and a client authenticated as it.
+func tenant(ctx context.Context, t *testing.T, env *controlplane.Environment, ns, user, role string) (string, client.Client) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	})).To(Succeed())
+	path, err := env.WriteKubeconfig(user, nil, user+".kubeconfig")
+	g.Expect(err).NotTo(HaveOccurred())
+	return path, userClient(t, env, user)
+}
+
+func userClient(t *testing.T, env *controlplane.Environment, user string, groups ...string) client.Client {
+	t.Helper()
+	c, err := env.UserClient(user, groups)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// awaitAggregated waits until user may verb workloads in ns: until the
+// clusterrole-aggregation controller has folded the credo role granting it
+// into the user's built-in role. A refusal seen then is the role's, not
+// aggregation lagging.
+func awaitAggregated(t *testing.T, env *controlplane.Environment, ns, user, verb string) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) bool {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, Groups: []string{"system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: enrollv1.GroupVersion.Group, Resource: "workloads", Verb: verb},
+		}}
+		g.Expect(env.Client.Create(context.Background(), sar)).To(Succeed())
+		return sar.Status.Allowed
+	}, 30*time.Second, 200*time.Millisecond).Should(BeTrue(), "%s may %s workloads in %s", user, verb, ns)
+}
+
+func workloadRef(ns, uuid string) *enrollv1.Workload {
+	return &enrollv1.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uuid}}
+}
+
+func denyPatch(reason, by string) client.Patch {
+	return client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"denied":{"reason":%q,"by":%q}}}`, reason, by))
+}
+
+func denialOf(ctx context.Context, g Gomega, env *controlplane.Environment, ns, uuid string) *enrollv1.WorkloadDenial {
+	var wl enrollv1.Workload
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &wl)).To(Succeed())
+	return wl.Spec.Denied
+}
+
+// plugin runs kubectl credo with args as the user of kubeconfig.
+func plugin(kubeconfig string, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := run(append(args, "--kubeconfig", kubeconfig), strings.NewReader(""), &out)
+	return out.String(), err
+}
+
+// A tenant bound to the built-in admin role denies and undenies a Workload
+// of its namespace with the plugin, which records it as the author, but
+// cannot change what the workload is authorized for (labels, hostname);
+// tenants bound to edit or view can do neither; errors say what happened.
+func TestANamespaceAdminDeniesAndUndeniesButEditAndViewCannot(t *testing.T) {
+	env := tenantRoles(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	const ns, uuid = "deny-admin", "3f1c2b8e-0000-4000-8000-0000000000a1"
+	wl := enrolledWorkload(ctx, t, env, ns, uuid)
+	ada, adaClient := tenant(ctx, t, env, ns, "ada", "admin")
+	eddie, _ := tenant(ctx, t, env, ns, "eddie", "edit")
+	vic, _ := tenant(ctx, t, env, ns, "vic", "view")
+	// credo-enrollment-admin (delete, and now patch) is in admin,
+	// credo-enrollment-viewer (get) in edit and view.
+	awaitAggregated(t, env, ns, "ada", "delete")
+	awaitAggregated(t, env, ns, "eddie", "get")
+	awaitAggregated(t, env, ns, "vic", "get")
+
+	out, err := plugin(ada, "workload", "deny", uuid, "--reason", "laptop reported stolen", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(ContainSubstring("workload deny-admin/" + uuid + " (hostname vm-1.example.org, policy web) denied by ada: laptop reported stolen\n"))
+	g.Expect(out).To(ContainSubstring("takes effect at the workload's next renewal"))
+	g.Expect(out).To(MatchRegexp(`current certificate \(serial aa78dd39\) stays valid until its notAfter, ` +
+		regexp.QuoteMeta(wl.Status.NotAfter.UTC().Format(time.RFC3339)) + ` \(in (19|20)h\)`))
+	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(Equal(&enrollv1.WorkloadDenial{Reason: "laptop reported stolen", By: "ada"}))
+	var got enrollv1.Workload
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &got)).To(Succeed())
+	g.Expect(got.ManagedFields).To(ContainElement(HaveField("Manager", fieldManager)))
+
+	_, err = plugin(ada, "workload", "deny", uuid, "--reason", " ", "-n", ns)
+	g.Expect(err).To(MatchError(ContainSubstring("--reason is required")))
+
+	// What a namespace admin may not do with update on Workloads.
+	for field, patch := range map[string]string{
+		"labels are immutable":  `{"spec":{"labels":{"role":"db"}}}`,
+		"hostname is immutable": `{"spec":{"hostname":"vm-2.example.org"}}`,
+		"policy is immutable":   `{"spec":{"policy":"admin-tools"}}`,
+	} {
+		err := adaClient.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(patch)))
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", patch, err)
+		g.Expect(err).To(MatchError(ContainSubstring(field)))
+	}
+
+	for user, kubeconfig := range map[string]string{"eddie": eddie, "vic": vic} {
+		_, err = plugin(kubeconfig, "workload", "deny", uuid, "--reason", "not mine to deny", "-n", ns)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", user, err)
+		g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf(`denying workload %s/%s: workloads.enrollment.credo.dev %q is forbidden: User %q cannot patch resource "workloads"`, ns, uuid, uuid, user))))
+		_, err = plugin(kubeconfig, "workload", "undeny", uuid, "-n", ns)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", user, err)
+	}
+	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(HaveField("By", "ada"), "edit and view changed nothing")
+
+	_, err = plugin(ada, "workload", "deny", uuid, "--reason", "x")
+	g.Expect(err).To(MatchError(ContainSubstring("you may not list workloads cluster-wide; pass -n <namespace>")), "without -n a namespace admin is told to name it")
+	_, err = plugin(ada, "workload", "undeny", "3f1c2b8e-0000-4000-8000-00000000dead", "-n", ns)
+	g.Expect(err).To(MatchError("no workload 3f1c2b8e-0000-4000-8000-00000000dead in deny-admin (kubectl get workloads -n deny-admin)"))
+
+	out, err = plugin(ada, "workload", "undeny", uuid, "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(HavePrefix("workload deny-admin/" + uuid + " (hostname vm-1.example.org, policy web) is no longer denied (was denied by ada: laptop reported stolen)\n"))
+	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(BeNil())
+	out, err = plugin(ada, "workload", "undeny", uuid, "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(ContainSubstring("was not denied; nothing changed"))
+}
+
+// Without -n the plugin finds a Workload in whichever namespace holds it,
+// and refuses to guess when none or several do.
+func TestWorkloadDenyWithoutANamespaceLooksInEveryNamespace(t *testing.T) {
+	env := controlPlane(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	const uuid, twin = "3f1c2b8e-0000-4000-8000-0000000000b1", "3f1c2b8e-0000-4000-8000-0000000000b2"
+	enrolledWorkload(ctx, t, env, "find-a", uuid)
+	enrolledWorkload(ctx, t, env, "find-a", twin)
+	enrolledWorkload(ctx, t, env, "find-b", twin)
+
+	out, err := plugin(env.Kubeconfig, "workload", "deny", uuid, "--reason", "decommissioned")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(HavePrefix("workload find-a/" + uuid + " "))
+	g.Expect(out).To(ContainSubstring("denied by admin: decommissioned"))
+	g.Expect(denialOf(ctx, g, env, "find-a", uuid)).To(HaveField("By", "admin"))
+
+	_, err = plugin(env.Kubeconfig, "workload", "deny", twin, "--reason", "decommissioned")
+	g.Expect(err).To(MatchError("workload " + twin + " is in 2 namespaces (find-a, find-b): pass -n <namespace>"))
+	_, err = plugin(env.Kubeconfig, "workload", "undeny", "3f1c2b8e-0000-4000-8000-00000000dead")
+	g.Expect(err).To(MatchError("no workload 3f1c2b8e-0000-4000-8000-00000000dead in any namespace (kubectl get workloads -A)"))
+	g.Expect(denialOf(ctx, g, env, "find-b", twin)).To(BeNil())
+}
+
+// With config/admission's credo-workload-denials installed, a namespace
+// admin cannot deny in another user's name, nor in the enrollment
+// server's, nor rewrite the reason of someone else's denial; a deny naming
+// its requester (the plugin's) passes, and so does the enrollment-
+// controller's ServiceAccount writing enrollment.DeniedBy as the server
+// does.
+func TestADenialNamesItsRequester(t *testing.T) {
+	env := tenantRoles(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	const ns, uuid = "deny-forged", "3f1c2b8e-0000-4000-8000-0000000000c1"
+	enrolledWorkload(ctx, t, env, ns, uuid)
+	denialPolicy(t, env, ns, uuid)
+	ada, _ := tenant(ctx, t, env, ns, "ada", "admin")
+	_, mallory := tenant(ctx, t, env, ns, "mallory", "admin")
+	awaitAggregated(t, env, ns, "mallory", "patch")
+	refused := func(err error, what string) {
+		t.Helper()
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: want Forbidden by the admission policy, got %v", what, err)
+		g.Expect(err).To(MatchError(ContainSubstring("ValidatingAdmissionPolicy 'credo-workload-denials'")), what)
+	}
+
+	err := mallory.Patch(ctx, workloadRef(ns, uuid), denyPatch("forged", "ada"))
+	refused(err, "a deny in another user's name")
+	g.Expect(err).To(MatchError(ContainSubstring("spec.denied.by names who denied the workload: mallory may write its own username there, or leave it out, but not ada")))
+	refused(mallory.Patch(ctx, workloadRef(ns, uuid), denyPatch("forged", enrollment.DeniedBy)), "a deny in the enrollment server's name")
+	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(BeNil())
+
+	out, err := plugin(ada, "workload", "deny", uuid, "--reason", "laptop reported stolen", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), "the plugin names its requester: %s", out)
+	refused(mallory.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":{"reason":"rewritten"}}}`))),
+		"rewriting the reason of ada's denial under her name")
+	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(Equal(&enrollv1.WorkloadDenial{Reason: "laptop reported stolen", By: "ada"}))
+	g.Expect(mallory.Patch(ctx, workloadRef(ns, uuid), denyPatch("rewritten", "mallory"))).To(Succeed(), "a deny in one's own name")
+	g.Expect(mallory.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":null}}`)))).To(Succeed(), "undeny is RBAC's")
+	g.Expect(mallory.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":{"reason":"from Git"}}}`)))).To(Succeed(),
+		"a deny naming nobody, as GitOps writes it")
+
+	// The enrollment server, as its ServiceAccount with the RBAC config/rbac
+	// binds to it, denies a duplicate by an update.
+	user, groups := controlplane.ServiceAccountUser(platformNamespace, "credo-enrollment-controller")
+	server := userClient(t, env, user, groups...)
+	var wl enrollv1.Workload
+	g.Expect(server.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &wl)).To(Succeed())
+	wl.Spec.Denied = &enrollv1.WorkloadDenial{Reason: "duplicate identity", By: enrollment.DeniedBy}
+	g.Expect(server.Update(ctx, &wl)).To(Succeed())
+}
