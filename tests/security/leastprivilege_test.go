@@ -173,6 +173,8 @@ var leastPrivilege = map[string]struct {
 			ra("create", trustG, "trustanchors", platformNamespace), ra("patch", trustG, "trustanchors", platformNamespace),
 			ra("delete", trustG, "trustanchors", platformNamespace),
 			ra("create", enrollG, "workloads", tenantNS), ra("delete", enrollG, "workloads", tenantNS),
+			// spec.denied, when a policy's onDuplicate is Deny.
+			ra("update", enrollG, "workloads", tenantNS),
 			ra("update", enrollG, "workloads", tenantNS).sub("status"), ra("patch", enrollG, "workloads", tenantNS).sub("status"),
 			ra("update", enrollG, "jointokens", tenantNS).sub("status"), ra("patch", enrollG, "enrollmentpolicies", tenantNS).sub("status"),
 			ra("watch", enrollG, "jointokens", ""), ra("create", "cert-manager.io", "certificaterequests", platformNamespace),
@@ -183,6 +185,7 @@ var leastPrivilege = map[string]struct {
 			ra("get", core, "secrets", ""), ra("create", core, "secrets", tenantNS), ra("delete", core, "secrets", platformNamespace),
 			ra("list", core, "secrets", platformNamespace),
 			ra("create", enrollG, "jointokens", tenantNS), ra("update", enrollG, "enrollmentpolicies", tenantNS),
+			ra("patch", enrollG, "workloads", tenantNS),
 			ra("get", credG, "credentialaccounts", tenantNS), ra("get", trustG, "trustanchors", tenantNS),
 			ra("create", trustG, "trustanchors", tenantNS), ra("list", trustG, "trustanchors", ""),
 			ra("patch", trustG, "trustanchors", platformNamespace).sub("status"), ra("update", trustG, "trustanchors", platformNamespace),
