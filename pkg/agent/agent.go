@@ -33,7 +33,9 @@ limitations under the License.
 //
 // The state directory (created 0700) holds key.pem (PKCS #8, 0600),
 // cert.pem (the leaf then its intermediates, 0644), bundle.pem (the trust
-// bundle, 0644) and state.json (the UUID and the renewal grace, 0644). Each
+// bundle, 0644), state.json (the UUID and the renewal grace, 0644) and,
+// while a renewal is in flight, renewal.json (its request, sent again byte
+// for byte by every retry, after a restart too, 0644). Each
 // is written atomically: a temporary file in the same directory, fsync,
 // rename, fsync of the directory.
 //

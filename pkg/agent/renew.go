@@ -97,12 +97,13 @@ func (a *Agent) renewLoop(ctx context.Context) error {
 
 // renew replaces id's certificate, retrying until the end of its grace.
 func (a *Agent) renew(ctx context.Context, id *identity) error {
-	csrPEM, err := certificateRequest(id.key, id.uri())
+	csrPEM, err := a.renewalRequest(id)
 	if err != nil {
 		return err
 	}
-	// The same request, byte for byte, on every attempt: a retry whose
-	// first answer was lost gets the certificate already issued.
+	// The same request, byte for byte, on every attempt, across restarts:
+	// a retry whose first answer was lost gets the certificate already
+	// issued.
 	req := &enrollapi.RenewalRequest{CSR: string(csrPEM), Host: a.host()}
 	var resp enrollapi.CertificateResponse
 	err = a.retry(ctx, id.deadline(), "renewing the certificate", transient, func() error {
@@ -138,6 +139,7 @@ func (a *Agent) renew(ctx context.Context, id *identity) error {
 	if err != nil {
 		return fmt.Errorf("renewal: %w", err)
 	}
+	a.clearPending()
 	a.log.Info("renewed, next renewal at "+next.renewAt.Format(logTime), "uri", next.uri().String(),
 		"serial", next.leaf.SerialNumber.Text(16), "notAfter", next.leaf.NotAfter)
 	a.notify(u)

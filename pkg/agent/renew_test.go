@@ -166,6 +166,43 @@ func TestRenewalRetriesAfterServiceUnavailable(t *testing.T) {
 	}
 	g.Expect(h.logs.String()).To(ContainSubstring("renewing the certificate failed; retrying"))
 	g.Expect(h.logs.String()).To(ContainSubstring(enrollapi.ReasonSigningUnavailable))
+	// Every attempt sends the same request, byte for byte: the server
+	// answers a retry whose answer was lost with the certificate issued.
+	g.Expect(renewals[1].csrPEM).To(Equal(renewals[0].csrPEM))
+	g.Expect(renewals[2].csrPEM).To(Equal(renewals[0].csrPEM))
+}
+
+// An agent restarted while a renewal is unanswered sends the request it
+// sent before, not a new one (to the server, a new request presenting the
+// replaced certificate would be a duplicate identity); once the renewal is
+// saved, the next one is a new request.
+func TestARestartedAgentRetriesTheSameRenewalRequest(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	h := newHarness(t, 3*time.Second, 20*time.Second)
+	h.srv.set(func(s *fakeServer) { s.renewFailures = 1 << 20 })
+	_, _, stop := h.run(h.config())
+	h.waitUpdate(10 * time.Second)
+	g.Eventually(func() int { _, _, r := h.srv.snapshot(); return len(r) }, 10*time.Second, 20*time.Millisecond).Should(BeNumerically(">=", 1))
+	g.Expect(stop()).To(MatchError(context.Canceled))
+	g.Expect(filepath.Join(h.dir, pendingFile)).To(BeARegularFile())
+
+	h.srv.set(func(s *fakeServer) { s.renewFailures = 0 })
+	_, _, stop = h.run(h.config(func(c *Config) { c.Token = "" }))
+	g.Expect(h.waitUpdate(10 * time.Second)).To(Equal(Update{Certificate: true}))
+	_, _, renewals := h.srv.snapshot()
+	last := renewals[len(renewals)-1]
+	g.Expect(last.status).To(Equal(http.StatusOK))
+	for _, r := range renewals {
+		g.Expect(r.csrPEM).To(Equal(renewals[0].csrPEM), "the restarted agent sent another request")
+	}
+	g.Expect(filepath.Join(h.dir, pendingFile)).NotTo(BeAnExistingFile())
+
+	// The next renewal renews another certificate, with a new request.
+	g.Expect(h.waitUpdate(10 * time.Second)).To(Equal(Update{Certificate: true}))
+	g.Expect(stop()).To(MatchError(context.Canceled))
+	_, _, renewals = h.srv.snapshot()
+	g.Expect(renewals[len(renewals)-1].csrPEM).NotTo(Equal(renewals[0].csrPEM))
 }
 
 func TestARenewalRefusedForGoodStopsRunForReenrollment(t *testing.T) {

@@ -92,7 +92,9 @@ type renewalSeen struct {
 	at        time.Time
 	presented *x509.Certificate
 	csr       *x509.CertificateRequest
-	status    int
+	// csrPEM is the request as sent, whatever the answer.
+	csrPEM string
+	status int
 }
 
 // fakeServer implements the wire protocol minimally, as the enrollment
@@ -217,6 +219,7 @@ func (s *fakeServer) renew(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, seen.status, enrollapi.ReasonBadRequest, "bad body")
 		return
 	}
+	seen.csrPEM = req.CSR
 	if len(r.TLS.PeerCertificates) > 0 {
 		seen.presented = r.TLS.PeerCertificates[0]
 	}
