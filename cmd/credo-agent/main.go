@@ -84,7 +84,7 @@ func (o *options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM file of the CAs that verify the enrollment server at first contact. Required.")
 	fs.StringVar(&o.tokenFile, "token-file", "", "File holding the join token, from 'kubectl credo token create <policy>'; read only when enrolling.")
 	fs.StringVar(&o.token, "token", "", "The join token. Visible to every user of the host in the process list: prefer --token-file.")
-	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/credo-agent", "Directory of key.pem, cert.pem, bundle.pem and state.json.")
+	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/credo-agent", "Directory of key.pem, cert.pem, bundle.pem, state.json and, while a renewal is in flight, renewal.json.")
 	fs.StringVar(&o.hostname, "hostname", "", "Hostname recorded in the Workload (default: the system's hostname).")
 	fs.StringArrayVar(&o.labels, "label", nil, "A label key=value the workload asks for; repeatable.")
 	fs.DurationVar(&o.bundlePollInterval, "bundle-poll-interval", agent.DefaultBundlePollInterval, "How often the trust bundle is fetched; 0 disables polling (renewals still bring it).")
