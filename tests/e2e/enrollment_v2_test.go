@@ -240,7 +240,6 @@ func TestClonedAgentsAreDetectedAndHandledAsThePolicySays(t *testing.T) {
 	}
 }
 
-
 // waitIdentityOtherThan waits for a certificate of another workload than id.
 func (a *agent) waitIdentityOtherThan(t *testing.T, id string) *x509.Certificate {
 	t.Helper()
