@@ -127,10 +127,7 @@ func TestADeniedRegistrationGetsNoCertificate(t *testing.T) {
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	c := httpClient(nil)
-	var step1 enrollapi.EnrollResponse
-	if status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token}, &step1); e != nil {
-		t.Fatalf("step 1: %d %s", status, e)
-	}
+	step1 := register(t, base, token)
 	setDenied(t, ns, step1.UUID, &enrollv1.WorkloadDenial{Reason: "not expected"})
 	status, e := post(t, c, base+enrollapi.PathCertificate(step1.UUID), enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, testpki.Key(t), step1.UUID)}, nil)
 	expectRefused(t, "step 2 of a denied registration", status, e, 403, enrollapi.ReasonDenied)

@@ -209,10 +209,7 @@ func TestALostEnrollmentAnswerIsAnsweredAgain(t *testing.T) {
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
 	c := httpClient(nil)
-	var step1 enrollapi.EnrollResponse
-	if status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token}, &step1); e != nil {
-		t.Fatalf("step 1: %d %s", status, e)
-	}
+	step1 := register(t, base, token)
 	key := testpki.Key(t)
 	req := enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, key, step1.UUID)}
 	var first, again enrollapi.CertificateResponse

@@ -147,6 +147,16 @@ func (e *enrolled) tlsCert() *tls.Certificate {
 	return &tls.Certificate{Certificate: [][]byte{e.cert.Raw}, PrivateKey: e.key, Leaf: e.cert}
 }
 
+// register runs step 1 with token and fails the test on a refusal.
+func register(t testing.TB, base, token string) enrollapi.EnrollResponse {
+	t.Helper()
+	var step1 enrollapi.EnrollResponse
+	if status, e := post(t, httpClient(nil), base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: token}, &step1); e != nil {
+		t.Fatalf("step 1: %d %s", status, e)
+	}
+	return step1
+}
+
 // enroll runs both steps and fails the test on any refusal.
 func enroll(t testing.TB, base, token string, labels map[string]string) *enrolled {
 	t.Helper()
