@@ -40,22 +40,21 @@ const DeniedBy = "credo-enrollment-controller"
 const maxBootID = 64
 
 // peerOf is what the listener sees of a request: its source address, and
-// what the agent says of its host, checked so that it fits the record.
-func peerOf(r *http.Request, h *enrollapi.Host) (enrollv1.WorkloadPeer, *apiError) {
+// what the agent says of its host. That is a record, not a check: a value
+// that does not fit it (not a DNS name, not a boot id) is left out rather
+// than refusing the renewal of a workload whose certificate is good.
+func peerOf(r *http.Request, h *enrollapi.Host) enrollv1.WorkloadPeer {
 	p := enrollv1.WorkloadPeer{Address: clientAddr(r)}
 	if h == nil {
-		return p, nil
+		return p
 	}
-	if h.Hostname != "" {
-		if errs := validation.IsDNS1123Subdomain(strings.ToLower(h.Hostname)); len(errs) > 0 {
-			return p, badRequest("host.hostname is not a DNS name: %s", errs[0])
-		}
+	if h.Hostname != "" && len(validation.IsDNS1123Subdomain(strings.ToLower(h.Hostname))) == 0 {
+		p.Hostname = h.Hostname
 	}
-	if len(h.BootID) > maxBootID || strings.Trim(h.BootID, "0123456789abcdefABCDEF-") != "" {
-		return p, badRequest("host.bootID must be at most %d hexadecimal digits and dashes", maxBootID)
+	if len(h.BootID) <= maxBootID && strings.Trim(h.BootID, "0123456789abcdefABCDEF-") == "" {
+		p.BootID = h.BootID
 	}
-	p.Hostname, p.BootID = h.Hostname, h.BootID
-	return p, nil
+	return p
 }
 
 // recordDuplicate records on wl (read from the API server) that presented,

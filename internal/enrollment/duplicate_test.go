@@ -223,3 +223,21 @@ func TestALostEnrollmentAnswerIsAnsweredAgain(t *testing.T) {
 	status, e := post(t, c, base+enrollapi.PathCertificate(step1.UUID), req, nil)
 	expectRefused(t, "step 2 again with another request", status, e, 409, enrollapi.ReasonBadRequest)
 }
+
+// What an agent says of its host is a record, not a check: a value that
+// does not fit it is left out, and the renewal goes through.
+func TestHostMetadataThatDoesNotFitIsLeftOutNotRefused(t *testing.T) {
+	base := startServer(t)
+	ns := env.NewNamespace(t)
+	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
+	token, _ := newToken(t, p, time.Hour)
+	w := enroll(t, base, token, nil)
+	status, e, _ := renewAs(t, base, w, w.tlsCert(), workloadCSR(t, w.key, w.uuid), "not a host name!", strings.Repeat("z", 100))
+	if e != nil {
+		t.Fatalf("a renewal with host metadata that does not fit the record: %d %s", status, e)
+	}
+	got := getWorkload(t, ns, w.uuid).Status.IssuedTo
+	if got == nil || got.Hostname != "" || got.BootID != "" || got.Address != "127.0.0.1" || got.At == nil {
+		t.Fatalf("issuedTo is %+v, want the address and time only", got)
+	}
+}

@@ -115,11 +115,7 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	}
-	peer, e := peerOf(r, req.Host)
-	if e != nil {
-		s.refuse(w, jt, e)
-		return
-	}
+	peer := peerOf(r, req.Host)
 	wl, e := s.cachedWorkload(r.Context(), jt.Namespace, id, check)
 	if e != nil && e.status == http.StatusServiceUnavailable {
 		s.fail(w, e)

@@ -49,11 +49,7 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
-	peer, e := peerOf(r, req.Host)
-	if e != nil {
-		s.fail(w, e)
-		return
-	}
+	peer := peerOf(r, req.Host)
 	renewable := s.renewable(leaf)
 	// A refusal returned with the Workload was judged on the API server's
 	// copy: the cache's may lag behind a deny or a renewal.
