@@ -19,8 +19,8 @@ limitations under the License.
 // every binary that imports a package recording them serves them on its
 // --metrics-addr endpoint beside Flux's gotk_reconcile_duration_seconds.
 //
-// Labels are bounded: at most the namespace (one per tenant) and a reason
-// or operation taken from a fixed set of constants. No object name of an
+// Labels are bounded: at most the namespace (one per tenant) and a reason,
+// operation or action taken from a fixed set of constants. No object name of an
 // unbounded set (workloads, tokens, client addresses) and nothing secret
 // (password, verifier, key, token, certificate) is ever a label value.
 package metrics

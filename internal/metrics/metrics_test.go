@@ -88,7 +88,7 @@ func TestEveryCounterIsOnTheControllerRuntimeRegistry(t *testing.T) {
 
 func TestEveryCounterIsNamedCredoWithBoundedLabels(t *testing.T) {
 	g := NewWithT(t)
-	allowed := map[string]bool{labelNamespace: true, labelReason: true, labelOperation: true}
+	allowed := map[string]bool{labelNamespace: true, labelReason: true, labelOperation: true, labelAction: true}
 	ch := make(chan *prometheus.Desc, 64)
 	for _, c := range Collectors() {
 		c.Describe(ch)
