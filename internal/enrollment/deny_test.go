@@ -18,8 +18,10 @@ package enrollment_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +29,9 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxevents "github.com/fluxcd/pkg/runtime/events"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/enrollment"
@@ -73,8 +77,8 @@ func TestADenyStopsRenewalsOnEveryReplicaAtOnceUntilLifted(t *testing.T) {
 	for name, base := range map[string]string{"replica A": replicaA, "replica B (its cache never sees the deny)": replicaB} {
 		status, e, _ := renew(t, base, w, w.tlsCert())
 		expectRefused(t, "renewal of a denied workload on "+name, status, e, 403, enrollapi.ReasonDenied)
-		if !strings.Contains(e.Message, "laptop reported stolen") || !strings.Contains(e.Message, "alice") || !e.IsDenied() || e.NeedsReenrollment() {
-			t.Fatalf("%s: the refusal %q does not give the denial's reason and author, or asks for a new token", name, e.Message)
+		if !strings.Contains(e.Message, "laptop reported stolen") || strings.Contains(e.Message, "alice") || !e.IsDenied() || e.NeedsReenrollment() {
+			t.Fatalf("%s: the refusal %q does not give the denial's reason, names who denied it, or asks for a new token", name, e.Message)
 		}
 	}
 	// Expired, within its grace: still refused.
@@ -131,4 +135,69 @@ func TestADeniedRegistrationGetsNoCertificate(t *testing.T) {
 	setDenied(t, ns, step1.UUID, &enrollv1.WorkloadDenial{Reason: "not expected"})
 	status, e := post(t, c, base+enrollapi.PathCertificate(step1.UUID), enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, testpki.Key(t), step1.UUID)}, nil)
 	expectRefused(t, "step 2 of a denied registration", status, e, 403, enrollapi.ReasonDenied)
+}
+
+// racingCluster is the suite's manager whose client, before each of the
+// next status writes of a Workload, lets another writer change it first.
+type racingCluster struct {
+	enrollment.Cluster
+	before func(ctx context.Context, wl *enrollv1.Workload)
+}
+
+func (c racingCluster) GetClient() client.Client {
+	return interceptor.NewClient(noWatch{c.Cluster.GetClient()}, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if wl, ok := obj.(*enrollv1.Workload); ok && sub == "status" {
+				c.before(ctx, wl)
+			}
+			return cl.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	})
+}
+
+// noWatch is a client for interceptor.NewClient, which wants a WithWatch;
+// the server never watches through its client.
+type noWatch struct{ client.Client }
+
+func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errors.New("the enrollment server does not watch through its client")
+}
+
+// A renewal whose record is written over twice (here: a label change,
+// then the deny itself between the server's read and its second write)
+// hands out no certificate: nothing was recorded, so the answer is a 503
+// the agent retries, and the retry is refused as denied.
+func TestARenewalWhoseRecordLosesTwiceHandsOutNothing(t *testing.T) {
+	ns := env.NewNamespace(t)
+	var racing atomic.Int32
+	var id string
+	base := startServer(t, withCluster(func(c enrollment.Cluster) enrollment.Cluster {
+		return racingCluster{c, func(ctx context.Context, wl *enrollv1.Workload) {
+			if wl.Name != id || racing.Add(-1) < 0 {
+				return
+			}
+			patch := `{"metadata":{"annotations":{"test/race":"` + time.Now().Format(time.RFC3339Nano) + `"}}}`
+			if racing.Load() == 0 {
+				patch = `{"spec":{"denied":{"reason":"raced"}}}`
+			}
+			other := &enrollv1.Workload{}
+			other.Name, other.Namespace = wl.Name, wl.Namespace
+			if err := k8s.Patch(ctx, other, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+				t.Error(err)
+			}
+		}}
+	}))
+	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
+	token, _ := newToken(t, p, time.Hour)
+	w := enroll(t, base, token, nil)
+	serial := getWorkload(t, ns, w.uuid).Status.Serial
+	id = w.uuid
+	racing.Store(2)
+	status, e, _ := renew(t, base, w, w.tlsCert())
+	expectRefused(t, "a renewal whose record lost twice", status, e, 503, enrollapi.ReasonSigningUnavailable)
+	if got := getWorkload(t, ns, w.uuid).Status.Serial; got != serial {
+		t.Fatal("the registry changed")
+	}
+	status, e, _ = renew(t, base, w, w.tlsCert())
+	expectRefused(t, "its retry, after the deny", status, e, 403, enrollapi.ReasonDenied)
 }

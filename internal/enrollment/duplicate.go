@@ -78,14 +78,17 @@ func (s *Server) recordDuplicate(ctx context.Context, wl *enrollv1.Workload, pol
 		s.Log.Error(err, "could not record a duplicate identity", "workload", wl.Name, "namespace", wl.Namespace)
 	}
 	metrics.DuplicateIdentity(wl.Namespace, string(action))
+	// The record and the event name both sides; the answer does not: its
+	// caller may be the copy that should not exist.
 	e := &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonDuplicateIdentity,
-		msg: fmt.Sprintf("workload %s: %s", wl.Name, msg)}
+		msg: fmt.Sprintf("certificate %s is not the current certificate of workload %s: another copy of the workload renewed with it (a cloned host?); %s",
+			presented.Serial, wl.Name, actionMessage(action))}
 	if action == enrollv1.DuplicateRecord {
 		// The latest renewal supersedes, as without detection: the
 		// presenter alone enrolls again.
 		e.reason = enrollapi.ReasonNotCurrent
 	}
-	s.refusalEvent(wl, enrollv1.DuplicateIdentityEventReason, e)
+	s.refusalEvent(wl, enrollv1.DuplicateIdentityEventReason, &apiError{reason: e.reason, msg: fmt.Sprintf("workload %s: %s", wl.Name, msg)})
 	return e
 }
 
@@ -110,7 +113,11 @@ func (s *Server) writeDuplicate(ctx context.Context, wl *enrollv1.Workload, acti
 			if err = s.Client.Update(ctx, wl); apierrors.IsConflict(err) {
 				continue
 			} else if err != nil {
-				return err
+				// Refused (RBAC, an admission policy naming another
+				// identity): fail closed, as ForceReenroll, and record it.
+				s.Log.Error(err, "could not deny a duplicated workload; forcing re-enrollment instead", "workload", wl.Name, "namespace", wl.Namespace)
+				wl.Spec.Denied = nil
+				action = enrollv1.DuplicateForceReenroll
 			}
 		}
 		count := int32(1)

@@ -98,6 +98,9 @@ func TestADuplicateIdentityIsRecordedAndHandledAsThePolicySays(t *testing.T) {
 			if !e.NeedsReenrollment() {
 				t.Fatalf("the clone is not told to enroll again: %s", e)
 			}
+			if strings.Contains(e.Message, bootOriginal) {
+				t.Fatalf("the refusal tells the presenter about the holder: %s", e.Message)
+			}
 
 			wl := getWorkload(t, ns, w.uuid)
 			d := wl.Status.Duplicate
@@ -171,8 +174,10 @@ func TestALostRenewalAnswerIsAnsweredAgainWithinTheWindow(t *testing.T) {
 			reason: enrollapi.ReasonDuplicateIdentity},
 		{name: "another key", csr: func(w *enrolled, _ string) string { return workloadCSR(t, testpki.Key(t), w.uuid) },
 			reason: enrollapi.ReasonDuplicateIdentity},
+		// Its sender holds the agent's record of the request: not a
+		// duplicate, but too late to be answered again.
 		{name: "the same request after the window", csr: func(_ *enrolled, lost string) string { return lost },
-			after: enrollment.DefaultRenewalRetryWindow + time.Minute, reason: enrollapi.ReasonDuplicateIdentity},
+			after: enrollment.DefaultRenewalRetryWindow + time.Minute, reason: enrollapi.ReasonNotCurrent},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clockOffset.Store(0)
@@ -186,6 +191,9 @@ func TestALostRenewalAnswerIsAnsweredAgainWithinTheWindow(t *testing.T) {
 			status, e, again := renewAs(t, base, w, w.tlsCert(), tt.csr(w, lost), "vm-1.example.org", bootOriginal)
 			if tt.reason != "" {
 				expectRefused(t, "the second request", status, e, 403, tt.reason)
+				if d := getWorkload(t, ns, w.uuid).Status.Duplicate; (d != nil) != (tt.reason == enrollapi.ReasonDuplicateIdentity) {
+					t.Fatalf("duplicate record %+v after a %s refusal", d, tt.reason)
+				}
 				return
 			}
 			if e != nil {

@@ -118,27 +118,32 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		certificates = ""
 	}
 	peer.At = &at
-	record := func() error {
-		wl.Status.PreviousSerial = wl.Status.Serial
-		wl.Status.Serial = serialHex(cert)
-		wl.Status.Certificate, wl.Status.RequestSHA256, wl.Status.IssuedTo = certificates, requestDigest(csr), &peer
+	// record writes the certificate into a copy of base, conditionally on
+	// base's version, and returns the copy: wl itself changes only once a
+	// write succeeded, so a refusal is never judged on a record that was
+	// not stored.
+	record := func(base *enrollv1.Workload) (*enrollv1.Workload, error) {
+		next := base.DeepCopy()
+		next.Status.PreviousSerial = next.Status.Serial
+		next.Status.Serial = serialHex(cert)
+		next.Status.Certificate, next.Status.RequestSHA256, next.Status.IssuedTo = certificates, requestDigest(csr), &peer
 		// check refused a denied workload: a denial the Workload
 		// reconciler saw is over.
-		wl.Status.DeniedAt = nil
-		wl.Status.NotBefore, wl.Status.NotAfter, wl.Status.RenewAfter = &nb, &na, &ra
+		next.Status.DeniedAt = nil
+		next.Status.NotBefore, next.Status.NotAfter, next.Status.RenewAfter = &nb, &na, &ra
 		if renewal {
-			wl.Status.LastRenewal = &at
-			wl.Status.Renewals++
-			reconciler.MarkState(wl, metav1.ConditionTrue, enrollv1.RenewedReason, "certificate renewed")
+			next.Status.LastRenewal = &at
+			next.Status.Renewals++
+			reconciler.MarkState(next, metav1.ConditionTrue, enrollv1.RenewedReason, "certificate renewed")
 		} else {
-			wl.Status.EnrolledAt = &at
-			reconciler.MarkState(wl, metav1.ConditionTrue, enrollv1.EnrolledReason, "enrolled; certificate issued")
+			next.Status.EnrolledAt = &at
+			reconciler.MarkState(next, metav1.ConditionTrue, enrollv1.EnrolledReason, "enrolled; certificate issued")
 		}
-		// Conditional on the version wl was read at: of two concurrent
+		// Conditional on the version base was read at: of two concurrent
 		// requests for one workload only one records its serial.
-		return s.Client.Status().Update(ctx, wl)
+		return next, s.Client.Status().Update(ctx, next)
 	}
-	err = record()
+	next, err := record(wl)
 	if apierrors.IsConflict(err) {
 		// wl may have come from a cache that lags, or another request
 		// recorded its certificate meanwhile: read it from the API server,
@@ -153,12 +158,15 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		if e := check(wl); e != nil {
 			return nil, e
 		}
-		err = record()
+		next, err = record(wl)
 	}
 	if err != nil {
 		if apierrors.IsConflict(err) {
-			return nil, &apiError{status: http.StatusConflict, reason: enrollapi.ReasonNotCurrent,
-				msg: fmt.Sprintf("another request for workload %s was served at the same time; its certificate is the current one", wl.Name)}
+			// Written again meanwhile (a deny, another request): nothing
+			// was recorded and the certificate is discarded. A retry is
+			// judged afresh.
+			return nil, unavailable("recording the certificate",
+				fmt.Errorf("workload %s changed twice while its certificate was recorded", wl.Name))
 		}
 		if apierrors.IsNotFound(err) {
 			return nil, &apiError{status: http.StatusNotFound, reason: enrollapi.ReasonWorkloadNotFound,
@@ -166,6 +174,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		}
 		return nil, unavailable("recording the certificate", err)
 	}
+	*wl = *next
 	if renewal {
 		metrics.Renewed(wl.Namespace)
 	} else {

@@ -20,6 +20,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"strings"
@@ -108,12 +109,10 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 func (s *Server) renewable(leaf *x509.Certificate) workloadCheck {
 	return func(wl *enrollv1.Workload) *apiError {
 		if d := wl.Spec.Denied; d != nil {
-			by := ""
-			if d.By != "" {
-				by = " by " + d.By
-			}
+			// Who denied it is in the Workload, not in the answer: the
+			// caller may be the thief the deny is for.
 			return &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonDenied,
-				msg: fmt.Sprintf("workload %s is denied%s: %s; it renews nothing until the denial is lifted", wl.Name, by, d.Reason)}
+				msg: fmt.Sprintf("workload %s is denied: %s; it renews nothing until the denial is lifted", wl.Name, d.Reason)}
 		}
 		if wl.ForcedToReenroll() {
 			return &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonDuplicateIdentity,
@@ -134,8 +133,17 @@ func (s *Server) renewable(leaf *x509.Certificate) workloadCheck {
 // one is refused as not current.
 func (s *Server) olderCertificate(w http.ResponseWriter, r *http.Request, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy,
 	leaf *x509.Certificate, csr *x509.CertificateRequest, peer enrollv1.WorkloadPeer, notCurrent *apiError) {
-	if serialHex(leaf) == wl.Status.PreviousSerial && s.isRetry(wl, csr) {
-		s.answerAgain(w, r, wl, policy)
+	if serialHex(leaf) == wl.Status.PreviousSerial && requestDigest(csr) == wl.Status.RequestSHA256 {
+		// The request the current certificate was issued for: its sender
+		// holds the agent's own record of it, so it is never a duplicate.
+		// Within the window it gets the certificate again; after it, it
+		// enrolls again.
+		if s.isRetry(wl, csr) {
+			s.answerAgain(w, r, wl, policy)
+			return
+		}
+		notCurrent.msg += fmt.Sprintf("; a renewal retried more than %s after it was served is not answered again", s.RetryWindow)
+		s.refuseRenewal(w, wl, notCurrent)
 		return
 	}
 	if !s.now().Before(leaf.NotAfter) {
@@ -182,12 +190,11 @@ func (s *Server) answerAgain(w http.ResponseWriter, r *http.Request, wl *enrollv
 
 // splitLeaf splits PEM certificates into the first one and the rest.
 func splitLeaf(certs string) (leaf, chain string) {
-	const end = "-----END CERTIFICATE-----\n"
-	i := strings.Index(certs, end)
-	if i < 0 {
+	blk, rest := pem.Decode([]byte(certs))
+	if blk == nil {
 		return certs, ""
 	}
-	return certs[:i+len(end)], certs[i+len(end):]
+	return string(pem.EncodeToMemory(blk)), strings.TrimLeft(string(rest), "\r\n\t ")
 }
 
 // requestDigest is the hex SHA-256 of a certificate request's DER.
