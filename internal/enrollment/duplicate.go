@@ -170,10 +170,3 @@ func actionMessage(a enrollv1.DuplicateAction) string {
 		return "the policy forces re-enrollment: no copy renews any more, each enrolls again with a join token"
 	}
 }
-
-// refuseWith answers a refused renewal and records it on the workload with
-// the event reason given.
-func (s *Server) refuseWith(w http.ResponseWriter, wl *enrollv1.Workload, reason string, e *apiError) {
-	s.refusalEvent(wl, reason, e)
-	s.fail(w, e)
-}

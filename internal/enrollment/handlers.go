@@ -281,7 +281,13 @@ func (s *Server) refuse(w http.ResponseWriter, jt *enrollv1.JoinToken, e *apiErr
 
 // refuseRenewal answers a refused renewal and records it on the workload.
 func (s *Server) refuseRenewal(w http.ResponseWriter, wl *enrollv1.Workload, e *apiError) {
-	s.refusalEvent(wl, enrollv1.RenewalRefusedReason, e)
+	s.refuseWith(w, wl, enrollv1.RenewalRefusedReason, e)
+}
+
+// refuseWith answers a refused renewal and records it on the workload with
+// the event reason given.
+func (s *Server) refuseWith(w http.ResponseWriter, wl *enrollv1.Workload, reason string, e *apiError) {
+	s.refusalEvent(wl, reason, e)
 	s.fail(w, e)
 }
 
