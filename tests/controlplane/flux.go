@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/tests/ports"
 )
 
 // The Flux controllers StartFlux runs, by binary name.
@@ -140,10 +142,10 @@ func (e *Environment) StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux,
 			continue
 		}
 		c := &FluxController{Name: name}
-		if c.HealthAddr, err = FreeAddr(); err != nil {
+		if c.HealthAddr, err = ports.Addr(); err != nil {
 			return nil, err
 		}
-		if c.MetricsAddr, err = FreeAddr(); err != nil {
+		if c.MetricsAddr, err = ports.Addr(); err != nil {
 			return nil, err
 		}
 		args := []string{
@@ -190,18 +192,18 @@ func (f *Flux) flags(e *Environment, name string) ([]string, error) {
 	var args []string
 	switch name {
 	case NotificationController:
-		events, err := FreeAddr()
+		events, err := ports.Addr()
 		if err != nil {
 			return nil, err
 		}
-		if f.ReceiverAddr, err = FreeAddr(); err != nil {
+		if f.ReceiverAddr, err = ports.Addr(); err != nil {
 			return nil, err
 		}
 		f.EventsURL = "http://" + events + "/"
 		return []string{"--events-addr=" + events, "--receiverAddr=" + f.ReceiverAddr}, nil
 	case SourceController:
 		var err error
-		if f.StorageAddr, err = FreeAddr(); err != nil {
+		if f.StorageAddr, err = ports.Addr(); err != nil {
 			return nil, err
 		}
 		// An emptyDir in a real install.

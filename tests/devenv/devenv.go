@@ -25,7 +25,6 @@ package devenv
 import (
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/ports"
 )
 
 // Controllers are the controller binaries (built into bin/ by `make build`)
@@ -149,7 +149,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 			_ = e.Stop()
 		}
 	}()
-	if e.accessAPIPort, err = freePort(); err != nil {
+	if e.accessAPIPort, err = ports.Free(); err != nil {
 		return nil, err
 	}
 	if e.installer, err = newInstaller(e.Config); err != nil {
@@ -201,10 +201,10 @@ func (e *Environment) Kubectl(ctx context.Context, args ...string) ([]byte, erro
 func (e *Environment) startController(ctx context.Context, name, binary string) (Controller, error) {
 	c := Controller{Name: name}
 	var err error
-	if c.MetricsAddr, err = controlplane.FreeAddr(); err != nil {
+	if c.MetricsAddr, err = ports.Addr(); err != nil {
 		return c, err
 	}
-	if c.HealthAddr, err = controlplane.FreeAddr(); err != nil {
+	if c.HealthAddr, err = ports.Addr(); err != nil {
 		return c, err
 	}
 	args := []string{"--metrics-addr=" + c.MetricsAddr, "--health-addr=" + c.HealthAddr, "--log-level=debug"}
@@ -223,7 +223,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 		// A restarted controller listens where agents know it.
 		addr := strings.TrimPrefix(e.EnrollmentURL, "https://")
 		if addr == "" {
-			if addr, err = controlplane.FreeAddr(); err != nil {
+			if addr, err = ports.Addr(); err != nil {
 				return c, err
 			}
 			e.EnrollmentURL = "https://" + addr
@@ -274,16 +274,3 @@ const enrollmentController = "enrollment-controller"
 // TrustAnchor it declares in PlatformNamespace and the projection
 // credo.tenant-ca. As on every install, no HelmRelease of the name exists.
 const InstallRelease = "credo"
-
-// freePort returns a loopback port nobody listens on now.
-func freePort() (int, error) {
-	addr, err := controlplane.FreeAddr()
-	if err != nil {
-		return 0, err
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(port)
-}

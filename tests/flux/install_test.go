@@ -48,6 +48,7 @@ import (
 
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/ports"
 )
 
 // installTag is the tag credo's config/ is pushed under.
@@ -94,7 +95,7 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 		return deploys.Items
 	}, 2*time.Minute, time.Second).Should(HaveLen(3), "kustomize-controller applies config/default's Deployments")
 	access := accessAPI{dir: filepath.Join(env.Dir, "access-api-flux")}
-	addr, err := controlplane.FreeAddr()
+	addr, err := ports.Addr()
 	g.Expect(err).NotTo(HaveOccurred())
 	_, port, err := net.SplitHostPort(addr)
 	g.Expect(err).NotTo(HaveOccurred())

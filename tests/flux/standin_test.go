@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/ports"
 )
 
 // The control plane has no kubelet, container runtime or deployment
@@ -71,7 +72,7 @@ func runDeployment(ctx context.Context, d *appsv1.Deployment, eventsURL string, 
 		case name == "--events-addr":
 			a = name + "=" + eventsURL
 		case strings.HasSuffix(name, "-addr") && strings.HasPrefix(value, ":"):
-			addr, err := controlplane.FreeAddr()
+			addr, err := ports.Addr()
 			if err != nil {
 				return nil, err
 			}

@@ -18,7 +18,6 @@ package testenv
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -31,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/tests/ports"
 )
 
 // NewNamespace creates a namespace with a generated tenant- name.
@@ -135,19 +136,19 @@ func (e *Env) NewSecret(t testing.TB, ns, name string, labels, annotations map[s
 	return s
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 reserved for this test process
+// (see package ports).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := ports.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
-// FreeAddr returns a loopback address (127.0.0.1:port) whose port was free
-// a moment ago.
+// FreeAddr returns a loopback address (127.0.0.1:port) whose port is
+// reserved for this test process.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	return "127.0.0.1:" + strconv.Itoa(FreePort(t))
