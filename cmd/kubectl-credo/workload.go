@@ -25,7 +25,8 @@ import (
 	"strings"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
+	"github.com/credo-dev/credo/internal/caller"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,9 +86,9 @@ func workloadDeny(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	user, err := whoAmI(ctx, c)
+	user, err := caller.Username(ctx, c)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: nobody to record as the author of the deny", err)
 	}
 	previous := wl.Spec.Denied
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"denied": enrollv1.WorkloadDenial{Reason: *reason, By: user}}})
@@ -161,20 +162,6 @@ func findWorkload(ctx context.Context, cl *cluster, uuid string) (client.Client,
 		namespaces = append(namespaces, wl.Namespace)
 	}
 	return nil, nil, fmt.Errorf("workload %s is in %d namespaces (%s): pass -n <namespace>", uuid, len(namespaces), strings.Join(namespaces, ", "))
-}
-
-// whoAmI returns the caller's username as kube-apiserver authenticates it
-// (a SelfSubjectReview, which every authenticated user may create): the
-// author a deny records, the one config/admission checks it against.
-func whoAmI(ctx context.Context, c client.Client) (string, error) {
-	review := &authenticationv1.SelfSubjectReview{}
-	if err := c.Create(ctx, review); err != nil {
-		return "", fmt.Errorf("asking kube-apiserver who you are (SelfSubjectReview), to record who denied: %w", err)
-	}
-	if review.Status.UserInfo.Username == "" {
-		return "", errors.New("kube-apiserver did not say who you are (SelfSubjectReview with no username): nobody to record as the author of the deny")
-	}
-	return review.Status.UserInfo.Username, nil
 }
 
 // printDenied says what deny did, when it takes effect, and how long the

@@ -23,7 +23,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -35,9 +34,6 @@ import (
 
 // DeniedBy is spec.denied.by when a policy's onDuplicate denies a workload.
 const DeniedBy = "credo-enrollment-controller"
-
-// maxBootID bounds the boot id an agent sends (a UUID on Linux).
-const maxBootID = 64
 
 // peerOf is what the listener sees of a request: its source address, and
 // what the agent says of its host. That is a record, not a check: a value
@@ -51,7 +47,7 @@ func peerOf(r *http.Request, h *enrollapi.Host) enrollv1.WorkloadPeer {
 	if h.Hostname != "" && len(validation.IsDNS1123Subdomain(strings.ToLower(h.Hostname))) == 0 {
 		p.Hostname = h.Hostname
 	}
-	if len(h.BootID) <= maxBootID && strings.Trim(h.BootID, "0123456789abcdefABCDEF-") == "" {
+	if len(h.BootID) <= enrollapi.MaxBootIDLength && strings.Trim(h.BootID, "0123456789abcdefABCDEF-") == "" {
 		p.BootID = h.BootID
 	}
 	return p
@@ -127,10 +123,7 @@ func (s *Server) writeDuplicate(ctx context.Context, wl *enrollv1.Workload, acti
 		wl.Status.Duplicate = &enrollv1.DuplicateIdentityRecord{
 			DetectedAt: *presented.At, Action: action, Count: count, Current: current, Presented: presented,
 		}
-		conds := wl.GetConditions()
-		apimeta.SetStatusCondition(&conds, metav1.Condition{Type: enrollv1.DuplicateIdentityCondition, Status: metav1.ConditionTrue,
-			Reason: string(action), Message: msg, ObservedGeneration: wl.Generation})
-		wl.SetConditions(conds)
+		reconciler.MarkCondition(wl, enrollv1.DuplicateIdentityCondition, metav1.ConditionTrue, string(action), msg)
 		if action == enrollv1.DuplicateForceReenroll {
 			reconciler.MarkState(wl, metav1.ConditionFalse, enrollv1.DuplicateIdentityReason, msg)
 		}

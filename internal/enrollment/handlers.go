@@ -158,7 +158,7 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 // answer was lost, and gets it; another is refused with e.
 func (s *Server) enrolledAlready(w http.ResponseWriter, r *http.Request, jt *enrollv1.JoinToken, wl *enrollv1.Workload,
 	policy *enrollv1.EnrollmentPolicy, csr *x509.CertificateRequest, e *apiError) {
-	if wl.Status.PreviousSerial == "" && s.isRetry(wl, csr) {
+	if wl.Status.PreviousSerial == "" && s.isRetry(wl, requestDigest(csr)) {
 		s.answerAgain(w, r, wl, policy)
 		return
 	}

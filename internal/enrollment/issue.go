@@ -118,6 +118,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		certificates = ""
 	}
 	peer.At = &at
+	digest := requestDigest(csr)
 	// record writes the certificate into a copy of base, conditionally on
 	// base's version, and returns the copy: wl itself changes only once a
 	// write succeeded, so a refusal is never judged on a record that was
@@ -126,7 +127,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		next := base.DeepCopy()
 		next.Status.PreviousSerial = next.Status.Serial
 		next.Status.Serial = serialHex(cert)
-		next.Status.Certificate, next.Status.RequestSHA256, next.Status.IssuedTo = certificates, requestDigest(csr), &peer
+		next.Status.Certificate, next.Status.RequestSHA256, next.Status.IssuedTo = certificates, digest, &peer
 		// check refused a denied workload: a denial the Workload
 		// reconciler saw is over.
 		next.Status.DeniedAt = nil
@@ -180,15 +181,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	} else {
 		metrics.Enrolled(wl.Namespace)
 	}
-	grace := policy.GetRenewalGrace()
-	return &enrollapi.CertificateResponse{
-		UUID:                wl.Name,
-		Certificate:         string(issued.CertificatePEM),
-		Chain:               string(issued.ChainPEM),
-		Bundle:              string(bundle),
-		NotAfter:            cert.NotAfter.UTC().Format(time.RFC3339),
-		RenewalGraceSeconds: int64(grace / time.Second),
-	}, nil
+	return certificateResponse(wl.Name, string(issued.CertificatePEM), string(issued.ChainPEM), bundle, &na, policy), nil
 }
 
 // checkIssued refuses a certificate that is not exactly what was asked for:

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/pkg/enrollapi"
@@ -133,12 +134,12 @@ func (s *Server) renewable(leaf *x509.Certificate) workloadCheck {
 // one is refused as not current.
 func (s *Server) olderCertificate(w http.ResponseWriter, r *http.Request, wl *enrollv1.Workload, policy *enrollv1.EnrollmentPolicy,
 	leaf *x509.Certificate, csr *x509.CertificateRequest, peer enrollv1.WorkloadPeer, notCurrent *apiError) {
-	if serialHex(leaf) == wl.Status.PreviousSerial && requestDigest(csr) == wl.Status.RequestSHA256 {
+	if digest := requestDigest(csr); serialHex(leaf) == wl.Status.PreviousSerial && digest == wl.Status.RequestSHA256 {
 		// The request the current certificate was issued for: its sender
 		// holds the agent's own record of it, so it is never a duplicate.
 		// Within the window it gets the certificate again; after it, it
 		// enrolls again.
-		if s.isRetry(wl, csr) {
+		if s.isRetry(wl, digest) {
 			s.answerAgain(w, r, wl, policy)
 			return
 		}
@@ -159,12 +160,12 @@ func (s *Server) olderCertificate(w http.ResponseWriter, r *http.Request, wl *en
 // renewal whose answer was lost sends the same request again; a copy of the
 // agent on a cloned host makes its own (a signature of its own, a key of
 // its own), so it is never taken for a retry.
-func (s *Server) isRetry(wl *enrollv1.Workload, csr *x509.CertificateRequest) bool {
+func (s *Server) isRetry(wl *enrollv1.Workload, digest string) bool {
 	st := wl.Status
 	if s.RetryWindow <= 0 || st.RequestSHA256 == "" || st.Certificate == "" || st.IssuedTo == nil || st.IssuedTo.At == nil {
 		return false
 	}
-	return requestDigest(csr) == st.RequestSHA256 && s.now().Sub(st.IssuedTo.At.Time) <= s.RetryWindow
+	return digest == st.RequestSHA256 && s.now().Sub(st.IssuedTo.At.Time) <= s.RetryWindow
 }
 
 // answerAgain answers with wl's current certificate, recorded in its status
@@ -176,16 +177,22 @@ func (s *Server) answerAgain(w http.ResponseWriter, r *http.Request, wl *enrollv
 		return
 	}
 	leaf, chain := splitLeaf(wl.Status.Certificate)
-	notAfter := ""
-	if wl.Status.NotAfter != nil {
-		notAfter = wl.Status.NotAfter.UTC().Format(time.RFC3339)
-	}
 	s.event(wl, corev1.EventTypeNormal, enrollv1.RenewalRetriedReason,
 		"a renewal retried with the request certificate %s was issued for got it again; the first answer was lost", wl.Status.Serial)
-	writeJSON(w, http.StatusOK, &enrollapi.CertificateResponse{
-		UUID: wl.Name, Certificate: leaf, Chain: chain, Bundle: string(bundle), NotAfter: notAfter,
+	writeJSON(w, http.StatusOK, certificateResponse(wl.Name, leaf, chain, bundle, wl.Status.NotAfter, policy))
+}
+
+// certificateResponse is the answer carrying a workload's certificate, built
+// alike whether it was issued now or is answered again.
+func certificateResponse(uuid, leaf, chain string, bundle []byte, notAfter *metav1.Time, policy *enrollv1.EnrollmentPolicy) *enrollapi.CertificateResponse {
+	resp := &enrollapi.CertificateResponse{
+		UUID: uuid, Certificate: leaf, Chain: chain, Bundle: string(bundle),
 		RenewalGraceSeconds: int64(policy.GetRenewalGrace() / time.Second),
-	})
+	}
+	if notAfter != nil {
+		resp.NotAfter = notAfter.UTC().Format(time.RFC3339)
+	}
+	return resp
 }
 
 // splitLeaf splits PEM certificates into the first one and the rest.

@@ -23,9 +23,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/credo-dev/credo/internal/caller"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/spf13/pflag"
-	authnv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -138,9 +139,9 @@ func Command(args []string, stdout io.Writer) error {
 // SelfSubjectReview), which the account history records; DefaultBy when the
 // review is not served or refused.
 func whoAmI(ctx context.Context, c client.Client) string {
-	r := &authnv1.SelfSubjectReview{}
-	if err := c.Create(ctx, r); err != nil || r.Status.UserInfo.Username == "" {
+	user, err := caller.Username(ctx, c)
+	if err != nil {
 		return DefaultBy
 	}
-	return r.Status.UserInfo.Username
+	return user
 }

@@ -43,9 +43,15 @@ const StateConflictRetry = time.Second
 // Both writers set Ready only through MarkState. lastTransitionTime changes
 // with the status only, as apimeta.SetStatusCondition keeps it.
 func MarkState(obj conditions.Setter, status metav1.ConditionStatus, reason, message string) bool {
+	return MarkCondition(obj, meta.ReadyCondition, status, reason, message)
+}
+
+// MarkCondition sets the condition of type t as MarkState sets Ready: at the
+// object's generation, lastTransitionTime changing with the status only.
+func MarkCondition(obj conditions.Setter, t string, status metav1.ConditionStatus, reason, message string) bool {
 	conds := obj.GetConditions()
 	changed := apimeta.SetStatusCondition(&conds, metav1.Condition{
-		Type: meta.ReadyCondition, Status: status, Reason: reason, Message: message, ObservedGeneration: obj.GetGeneration(),
+		Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: obj.GetGeneration(),
 	})
 	obj.SetConditions(conds)
 	return changed

@@ -48,7 +48,7 @@ func (a *Agent) host() *enrollapi.Host {
 	h := &enrollapi.Host{}
 	h.Hostname, _ = a.hostname()
 	if b, err := os.ReadFile(bootIDFile); err == nil {
-		if id := strings.TrimSpace(string(b)); len(id) <= 64 {
+		if id := strings.TrimSpace(string(b)); len(id) <= enrollapi.MaxBootIDLength {
 			h.BootID = id
 		}
 	}

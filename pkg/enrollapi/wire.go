@@ -137,9 +137,14 @@ type Host struct {
 	// Hostname of the host.
 	Hostname string `json:"hostname,omitempty"`
 	// BootID is the kernel's random id of the current boot
-	// (/proc/sys/kernel/random/boot_id on Linux).
+	// (/proc/sys/kernel/random/boot_id on Linux), at most MaxBootIDLength
+	// characters: a longer one is not recorded.
 	BootID string `json:"bootID,omitempty"`
 }
+
+// MaxBootIDLength is the longest Host.BootID recorded (Workload status
+// bounds it): an agent leaves a longer one out.
+const MaxBootIDLength = 64
 
 // CertificateResponse carries a signed certificate.
 type CertificateResponse struct {

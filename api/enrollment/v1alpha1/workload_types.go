@@ -273,9 +273,6 @@ func (in *Workload) GetConditions() []metav1.Condition { return in.Status.Condit
 // SetConditions sets the status conditions.
 func (in *Workload) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
-// IsDenied reports whether the workload is denied.
-func (in *Workload) IsDenied() bool { return in.Spec.Denied != nil }
-
 // ForcedToReenroll reports whether a duplicate identity was detected
 // under ForceReenroll: no copy of the workload renews any more.
 func (in *Workload) ForcedToReenroll() bool {
