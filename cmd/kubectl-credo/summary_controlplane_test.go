@@ -17,7 +17,6 @@ limitations under the License.
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -97,9 +96,7 @@ func userKubeconfig(ctx context.Context, t *testing.T, env *controlplane.Environ
 
 // kubectlCredo runs the plugin as the user of kubeconfig, in glanceNamespace.
 func kubectlCredo(kubeconfig string, args ...string) (string, error) {
-	var out bytes.Buffer
-	err := run(append(args, "-n", glanceNamespace, "--kubeconfig", kubeconfig), strings.NewReader(""), &out)
-	return out.String(), err
+	return plugin(kubeconfig, append(args, "-n", glanceNamespace)...)
 }
 
 // On the real API server, through the aggregated access API, with the

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"io"
 	"log"
-	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -48,7 +47,7 @@ import (
 
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
-	"github.com/credo-dev/credo/tests/ports"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // installTag is the tag credo's config/ is pushed under.
@@ -95,12 +94,7 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 		return deploys.Items
 	}, 2*time.Minute, time.Second).Should(HaveLen(3), "kustomize-controller applies config/default's Deployments")
 	access := accessAPI{dir: filepath.Join(env.Dir, "access-api-flux")}
-	addr, err := ports.Addr()
-	g.Expect(err).NotTo(HaveOccurred())
-	_, port, err := net.SplitHostPort(addr)
-	g.Expect(err).NotTo(HaveOccurred())
-	access.port, err = strconv.Atoi(port)
-	g.Expect(err).NotTo(HaveOccurred())
+	access.port = testenv.FreePort(t)
 	for i := range deploys.Items {
 		d := &deploys.Items[i]
 		var extra []string
