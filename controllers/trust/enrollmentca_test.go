@@ -25,7 +25,6 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,9 +69,7 @@ func TestEnrollmentCAIsPublishedWithoutAHelmRelease(t *testing.T) {
 	}}))
 
 	g.Expect(env.Client.Delete(ctx, ta)).To(Succeed())
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Secret{}))
-	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "kube-controller-manager should collect the projection with its owner")
+	gone(g, &corev1.Secret{}, p.Namespace, p.Name, "kube-controller-manager should collect the projection with its owner")
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(caSecret), &corev1.Secret{})).To(Succeed(), "the CA Secret is never owned")
 }
 
@@ -206,11 +203,4 @@ func startEnrollmentCA(t *testing.T, opts embedded.Options, publish bool) (stop 
 		}
 	}()
 	return func() { cancel(); <-done }
-}
-
-// gone waits until the object ns/name is deleted.
-func gone(g Gomega, obj client.Object, ns, name string) {
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj))
-	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "%T %s/%s is deleted", obj, ns, name)
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
@@ -35,6 +36,17 @@ func projectionOf(g Gomega, ns, release string) *corev1.Secret {
 		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: release + trustv1.ProjectionSuffix}, &s)
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 	return &s
+}
+
+// gone waits until the object ns/name is deleted. msgAndArgs, if given,
+// replace the default failure message.
+func gone(g Gomega, obj client.Object, ns, name string, msgAndArgs ...any) {
+	if len(msgAndArgs) == 0 {
+		msgAndArgs = []any{"%T %s/%s is deleted", obj, ns, name}
+	}
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj))
+	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), msgAndArgs...)
 }
 
 func anchorWith(g Gomega, ns, release string, match func(*trustv1.TrustAnchor) bool) *trustv1.TrustAnchor {

@@ -147,12 +147,8 @@ func TestDeletingTheHelmReleaseGarbageCollectsTheProjection(t *testing.T) {
 	anchorWith(g, ns, "rabbit", ready)
 
 	g.Expect(env.Client.Delete(ctx, hr)).To(Succeed())
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Secret{}))
-	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "kube-controller-manager should collect the projection")
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rabbit"}, &trustv1.TrustAnchor{}))
-	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "the discovered TrustAnchor goes with its release")
+	gone(g, &corev1.Secret{}, p.Namespace, p.Name, "kube-controller-manager should collect the projection")
+	gone(g, &trustv1.TrustAnchor{}, ns, "rabbit", "the discovered TrustAnchor goes with its release")
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rabbit-ca"}, &corev1.Secret{})).To(Succeed(),
 		"the source is never owned, never collected")
 }

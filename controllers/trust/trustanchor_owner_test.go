@@ -19,7 +19,6 @@ package trust
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
@@ -69,9 +68,7 @@ func TestPlatformAnchorIsProjectedWithoutAHelmReleaseAndCollectedWithIt(t *testi
 	g.Expect(conditions.Has(ready, trustv1.SourceUnavailableCondition)).To(BeFalse(), "no HelmReleaseNotFound")
 
 	g.Expect(env.Client.Delete(ctx, ta)).To(Succeed())
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Secret{}))
-	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "kube-controller-manager should collect the projection")
+	gone(g, &corev1.Secret{}, p.Namespace, p.Name, "kube-controller-manager should collect the projection")
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "platform-ca"}, &corev1.Secret{})).To(Succeed(),
 		"the source is never owned, never collected")
 }

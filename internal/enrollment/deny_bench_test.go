@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
@@ -54,12 +53,8 @@ func BenchmarkDeny(b *testing.B) {
 		b.StopTimer()
 		w := enroll(b, replicaA, token, nil)
 		frozen.freeze(getWorkload(b, ns, w.uuid))
-		wl := &enrollv1.Workload{}
-		wl.Name, wl.Namespace = w.uuid, ns
 		b.StartTimer()
-		if err := k8s.Patch(ctx, wl, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":{"reason":"benchmark"}}}`))); err != nil {
-			b.Fatal(err)
-		}
+		setDenied(b, ns, w.uuid, &enrollv1.WorkloadDenial{Reason: "benchmark"})
 		acked := time.Now()
 		for _, r := range []struct {
 			base string

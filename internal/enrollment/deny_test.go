@@ -18,8 +18,8 @@ package enrollment_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,15 +41,15 @@ import (
 
 // setDenied writes spec.denied as `kubectl credo workload deny` does (a
 // merge patch); a nil denial lifts it.
-func setDenied(t *testing.T, ns, id string, d *enrollv1.WorkloadDenial) {
+func setDenied(t testing.TB, ns, id string, d *enrollv1.WorkloadDenial) {
 	t.Helper()
-	patch := `{"spec":{"denied":null}}`
-	if d != nil {
-		patch = fmt.Sprintf(`{"spec":{"denied":{"reason":%q,"by":%q}}}`, d.Reason, d.By)
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"denied": d}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	wl := &enrollv1.Workload{}
 	wl.Name, wl.Namespace = id, ns
-	if err := k8s.Patch(context.Background(), wl, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	if err := k8s.Patch(context.Background(), wl, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -45,10 +45,7 @@ func recordDuplicates(spec enrollv1.EnrollmentPolicySpec) enrollv1.EnrollmentPol
 // what the agent says of its host.
 func renewAs(t *testing.T, base string, w *enrolled, cert *tls.Certificate, csr, hostname, bootID string) (int, *enrollapi.Error, *enrollapi.CertificateResponse) {
 	t.Helper()
-	var resp enrollapi.CertificateResponse
-	req := enrollapi.RenewalRequest{CSR: csr, Host: &enrollapi.Host{Hostname: hostname, BootID: bootID}}
-	status, e := post(t, httpClient(cert), base+enrollapi.PathRenewal(w.uuid), req, &resp)
-	return status, e, &resp
+	return renewWith(t, base, w, cert, enrollapi.RenewalRequest{CSR: csr, Host: &enrollapi.Host{Hostname: hostname, BootID: bootID}})
 }
 
 const (
@@ -86,14 +83,20 @@ func TestADuplicateIdentityIsRecordedAndHandledAsThePolicySays(t *testing.T) {
 			token, _ := newToken(t, p, time.Hour)
 			w := enroll(t, base, token, nil)
 			clone := w.tlsCert()
+			// renewFrom renews w presenting cert, with a new request of w's
+			// key, from vm-1 booted as bootID.
+			renewFrom := func(cert *tls.Certificate, bootID string) (int, *enrollapi.Error, *enrollapi.CertificateResponse) {
+				t.Helper()
+				return renewAs(t, base, w, cert, workloadCSR(t, w.key, w.uuid), "vm-1.example.org", bootID)
+			}
 
-			status, e, resp := renewAs(t, base, w, w.tlsCert(), workloadCSR(t, w.key, w.uuid), "vm-1.example.org", bootOriginal)
+			status, e, resp := renewFrom(w.tlsCert(), bootOriginal)
 			if e != nil {
 				t.Fatalf("the original's renewal: %d %s", status, e)
 			}
 			current := parseCert(t, resp.Certificate)
 
-			status, e, _ = renewAs(t, base, w, clone, workloadCSR(t, w.key, w.uuid), "vm-1.example.org", bootClone)
+			status, e, _ = renewFrom(clone, bootClone)
 			expectRefused(t, "the clone's renewal", status, e, 403, tt.cloneReason)
 			if !e.NeedsReenrollment() {
 				t.Fatalf("the clone is not told to enroll again: %s", e)
@@ -125,7 +128,7 @@ func TestADuplicateIdentityIsRecordedAndHandledAsThePolicySays(t *testing.T) {
 			}
 
 			w.cert = current
-			status, e, _ = renewAs(t, base, w, w.tlsCert(), workloadCSR(t, w.key, w.uuid), "vm-1.example.org", bootOriginal)
+			status, e, _ = renewFrom(w.tlsCert(), bootOriginal)
 			switch {
 			case tt.originalReason == "" && e != nil:
 				t.Fatalf("the original no longer renews under %s: %d %s", want, status, e)
@@ -143,7 +146,7 @@ func TestADuplicateIdentityIsRecordedAndHandledAsThePolicySays(t *testing.T) {
 				}
 				// Lifting the denial lets the holder of the latest certificate renew.
 				setDenied(t, ns, w.uuid, nil)
-				if status, e, _ := renewAs(t, base, w, w.tlsCert(), workloadCSR(t, w.key, w.uuid), "vm-1.example.org", bootOriginal); e != nil {
+				if status, e, _ := renewFrom(w.tlsCert(), bootOriginal); e != nil {
 					t.Fatalf("the original after the denial was lifted: %d %s", status, e)
 				}
 			}

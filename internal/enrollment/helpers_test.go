@@ -177,8 +177,14 @@ func enroll(t testing.TB, base, token string, labels map[string]string) *enrolle
 // renew renews w with cert and a new CSR of the same key.
 func renew(t testing.TB, base string, w *enrolled, cert *tls.Certificate) (int, *enrollapi.Error, *enrollapi.CertificateResponse) {
 	t.Helper()
+	return renewWith(t, base, w, cert, enrollapi.RenewalRequest{CSR: workloadCSR(t, w.key, w.uuid)})
+}
+
+// renewWith renews w presenting cert, with the renewal request req.
+func renewWith(t testing.TB, base string, w *enrolled, cert *tls.Certificate, req enrollapi.RenewalRequest) (int, *enrollapi.Error, *enrollapi.CertificateResponse) {
+	t.Helper()
 	var resp enrollapi.CertificateResponse
-	status, e := post(t, httpClient(cert), base+enrollapi.PathRenewal(w.uuid), enrollapi.RenewalRequest{CSR: workloadCSR(t, w.key, w.uuid)}, &resp)
+	status, e := post(t, httpClient(cert), base+enrollapi.PathRenewal(w.uuid), req, &resp)
 	return status, e, &resp
 }
 

@@ -182,17 +182,27 @@ func parsePEMCerts(b []byte) []*x509.Certificate {
 // waitCert waits until the agent's certificate differs from prev (nil: any).
 func (a *agent) waitCert(t *testing.T, prev *x509.Certificate, within time.Duration) (*x509.Certificate, time.Time) {
 	t.Helper()
+	return a.waitCertWhere(t, within, func(c *x509.Certificate) bool {
+		return prev == nil || c.SerialNumber.Cmp(prev.SerialNumber) != 0
+	}, ": no new certificate within "+within.String())
+}
+
+// waitCertWhere waits until the agent has a certificate ok accepts, and
+// fails if the agent exits first or none comes within; what follows the
+// agent's name in the failure message of the latter.
+func (a *agent) waitCertWhere(t *testing.T, within time.Duration, ok func(*x509.Certificate) bool, what string) (*x509.Certificate, time.Time) {
+	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		c, at := a.cert()
-		if c != nil && (prev == nil || c.SerialNumber.Cmp(prev.SerialNumber) != 0) {
+		if c != nil && ok(c) {
 			return c, at
 		}
-		if ok, err := a.proc.Exited(); ok {
+		if exited, err := a.proc.Exited(); exited {
 			t.Fatalf("%s exited (%v):\n%s", a.name, err, a.log(t))
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: no new certificate within %s:\n%s", a.name, within, a.log(t))
+			t.Fatalf("%s%s:\n%s", a.name, what, a.log(t))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

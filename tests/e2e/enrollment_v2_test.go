@@ -75,7 +75,13 @@ func patchWorkload(t *testing.T, ns, id, patch string) {
 	t.Helper()
 	wl := &enrollv1.Workload{}
 	wl.Name, wl.Namespace = id, ns
-	if err := k8s.Patch(context.Background(), wl, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	mergePatch(t, wl, patch)
+}
+
+// mergePatch applies the JSON merge patch to obj, which names the object.
+func mergePatch(t *testing.T, obj client.Object, patch string) {
+	t.Helper()
+	if err := k8s.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -158,12 +164,9 @@ func TestClonedAgentsAreDetectedAndHandledAsThePolicySays(t *testing.T) {
 		t.Run(string(tt.action), func(t *testing.T) {
 			ns := enrollmentNamespace(t, "enroll-e2e-dup-"+strings.ToLower(string(tt.action)))
 			newEnrollmentPolicy(t, ns, ttl, grace)
-			patchPolicy := fmt.Sprintf(`{"spec":{"onDuplicate":%q}}`, tt.action)
 			p := &enrollv1.EnrollmentPolicy{}
 			p.Name, p.Namespace = "agents", ns
-			if err := k8s.Patch(context.Background(), p, client.RawPatch(types.MergePatchType, []byte(patchPolicy))); err != nil {
-				t.Fatal(err)
-			}
+			mergePatch(t, p, fmt.Sprintf(`{"spec":{"onDuplicate":%q}}`, tt.action))
 			token := createToken(t, e, ns, "agents")
 
 			orig := newAgent(t, "agent-orig", token, caFile)
@@ -243,19 +246,8 @@ func TestClonedAgentsAreDetectedAndHandledAsThePolicySays(t *testing.T) {
 // waitIdentityOtherThan waits for a certificate of another workload than id.
 func (a *agent) waitIdentityOtherThan(t *testing.T, id string) *x509.Certificate {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, _ := a.cert(); c != nil && uuidOf(c) != id {
-			return c
-		}
-		if ok, err := a.proc.Exited(); ok {
-			t.Fatalf("%s exited (%v):\n%s", a.name, err, a.log(t))
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not enroll anew within 30s:\n%s", a.name, a.log(t))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c, _ := a.waitCertWhere(t, 30*time.Second, func(c *x509.Certificate) bool { return uuidOf(c) != id }, " did not enroll anew within 30s")
+	return c
 }
 
 // TestLostRenewalAnswer drops the answer to an agent's renewal on its way
