@@ -96,9 +96,25 @@ flux_cli() {
     { log "built flux does not report $FLUX_VERSION"; exit 1; }
 }
 
+# flux_rbac copies Flux's own tenant roles, flux-view and flux-edit (aggregated
+# into the built-in view, edit and admin), from the flux2 module of the CLI's
+# version into $OUT/rbac: make dev and the tests bind tenants to them as a
+# platform that installs Flux does.
+flux_rbac() {
+  local module=github.com/fluxcd/flux2/v2
+  [[ "$(cat "$OUT/rbac/VERSION" 2>/dev/null)" == "$FLUX_VERSION" ]] && return 0
+  local work="$CACHE_ROOT/build/flux-rbac" info dir
+  mkdir -p "$work" "$OUT/rbac"
+  info="$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "$module@$FLUX_VERSION")"
+  dir="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")"
+  cp "$dir/manifests/rbac/view.yaml" "$dir/manifests/rbac/edit.yaml" "$OUT/rbac/"
+  chmod u+w "$OUT"/rbac/*.yaml
+  echo "$FLUX_VERSION" >"$OUT/rbac/VERSION"
+}
+
 mkdir -p "$OUT"
 components=("$@")
-[[ ${#components[@]} -gt 0 ]] || components=(source-controller helm-controller kustomize-controller notification-controller flux)
+[[ ${#components[@]} -gt 0 ]] || components=(source-controller helm-controller kustomize-controller notification-controller flux flux-rbac)
 for c in "${components[@]}"; do
   case "$c" in
   source-controller)
@@ -109,6 +125,7 @@ for c in "${components[@]}"; do
   kustomize-controller) controller kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" ;;
   notification-controller) controller notification-controller "$NOTIFICATION_CONTROLLER_VERSION" ;;
   flux) flux_cli ;;
+  flux-rbac) flux_rbac ;;
   *) log "unknown component $c"; exit 2 ;;
   esac
 done

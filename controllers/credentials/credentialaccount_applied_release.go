@@ -18,6 +18,7 @@ package credentials
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/metrics"
 )
 
 // tokenPrefix starts every reconcile.fluxcd.io/requestedAt value credo
@@ -119,6 +122,9 @@ func (r *CredentialAccountReconciler) releaseApplied(ctx context.Context, acct *
 		// A release applied from Git that was never given the entry.
 		return appliedFalse(credv1.ValuesNotDeliveredReason, "HelmRelease %s has no valuesFrom entry for Secret %s", hr.Name, s.Name), nil
 	}
+	if n := len(hr.Spec.PostRenderers); n > 0 {
+		return appliedFalse(credv1.ValuesShadowedReason, "HelmRelease %s has %d post-renderer(s), which may rewrite what the chart renders from Secret %s", hr.Name, n, s.Name), nil
+	}
 	issued, err := r.issuedTokens(ctx, hr)
 	if err != nil {
 		return appliedUnknown(credv1.ObserveFailedReason, "HelmRelease %s: the reconcile requests credo made could not be listed", hr.Name), err
@@ -152,6 +158,33 @@ func (r *CredentialAccountReconciler) releaseApplied(ctx context.Context, acct *
 	latest := hr.Status.History.Latest()
 	if latest == nil || latest.Status != "deployed" || latest.ConfigDigest != hr.Status.LastAttemptedConfigDigest {
 		return releasePending(hr, "the release's latest values are not deployed yet"), nil
+	}
+	return r.deployedCarries(ctx, acct, hr, latest, s)
+}
+
+// deployedCarries is Applied True when the values Helm recorded for the
+// deployed version latest carry the account Secret's verifier at its
+// targetPath, and ValuesShadowed (with a Warning on the transition) when
+// they carry anything else: the HelmRelease's spec and status are the
+// tenant's to write where it holds Flux's flux-edit, Helm's record of what
+// was rendered is helm-controller's.
+func (r *CredentialAccountReconciler) deployedCarries(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, latest *helmv2.Snapshot, s *corev1.Secret) (consumerState, error) {
+	path := acct.Spec.ValuesFrom.TargetPath
+	got, err := r.deployedValue(ctx, hr, latest, path)
+	if err != nil && !errors.Is(err, errNoValueAtPath) {
+		if apierrors.IsNotFound(err) {
+			return releasePending(hr, fmt.Sprintf("Helm's record of release v%d is not there yet", latest.Version)), nil
+		}
+		return appliedUnknown(credv1.ObserveFailedReason, "HelmRelease %s: the values of release v%d could not be read", hr.Name, latest.Version), err
+	}
+	if err != nil || got != string(s.Data[credv1.PasswordKey]) {
+		if conditions.GetReason(acct, credv1.AppliedCondition) != credv1.ValuesShadowedReason {
+			metrics.ValuesShadowed(acct.Namespace)
+			r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.ValuesShadowedReason,
+				"HelmRelease %s deployed release v%d without the verifier of Secret %s at %s: something else set that path",
+				hr.Name, latest.Version, s.Name, path)
+		}
+		return appliedFalse(credv1.ValuesShadowedReason, "HelmRelease %s deployed release v%d without the verifier of Secret %s at %s", hr.Name, latest.Version, s.Name, path), nil
 	}
 	return appliedTrue(credv1.ReleaseReconciledReason, "HelmRelease %s reconciled with it (release v%d deployed)", hr.Name, latest.Version), nil
 }

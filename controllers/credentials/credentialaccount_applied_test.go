@@ -215,7 +215,8 @@ func TestAppliedIsUnknownWhenNoEngineIsObserved(t *testing.T) {
 
 // releaseStatus writes the status helm-controller writes after handling
 // the reconcile request token: Ready (ready, with reason), the release v2
-// deployed with the attempted config digest.
+// deployed with the attempted config digest, and Helm's record of v2 with
+// the values valuesFrom gives it now.
 func releaseStatus(g Gomega, hr *helmv2.HelmRelease, token string, ready metav1.ConditionStatus, reason string) {
 	ctx := context.Background()
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
@@ -230,6 +231,7 @@ func releaseStatus(g Gomega, hr *helmv2.HelmRelease, token string, ready metav1.
 	conditions.Set(hr, &metav1.Condition{Type: meta.ReadyCondition, Status: ready, Reason: reason,
 		Message: "Helm upgrade succeeded", ObservedGeneration: hr.Generation, LastTransitionTime: now})
 	g.Expect(env.Client.Status().Update(ctx, hr)).To(Succeed())
+	writeHelmRecord(g, hr.Namespace, hr.Name, 2, deployedConfig(g, hr))
 }
 
 // An account delivered through valuesFrom, with helm-controller's status

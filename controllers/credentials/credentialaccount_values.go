@@ -19,14 +19,17 @@ package credentials
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconciler"
 )
 
@@ -44,35 +47,38 @@ func valuesRef(acct *credv1.CredentialAccount) helmv2.ValuesReference {
 	}
 }
 
-// deliverValues makes the HelmRelease's valuesFrom carry exactly one entry
-// for the account, leaving every other entry and field alone. A suspended
-// release is reported, and a password minted or revoked since before (the
-// last operation the status recorded) is a Warning; a release applied from
-// Git is not edited, and the condition says which entry Git must carry.
+// deliverValues makes the HelmRelease's valuesFrom carry the account's
+// entry where nothing else can shadow it: before every entry credo did not
+// write, alone at its targetPath (placeValues), leaving every other entry
+// and field alone; a release delivering a platform account is labelled
+// PlatformValuesLabel, which the credo-platform-releases admission policy
+// guards. An entry that was shadowed is a Warning (ValuesShadowed) on the
+// account and the release. A release with post-renderers is
+// DeliveryFailed ValuesShadowed: they may rewrite what the chart renders.
+// A suspended release is reported, and a password minted or revoked since
+// before (the last operation the status recorded) is a Warning; a release
+// applied from Git is not edited, and the condition says which entry Git
+// must carry, and where.
 func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, before *credv1.Operation) error {
 	want := valuesRef(acct)
-	has := false
-	for _, v := range hr.Spec.ValuesFrom {
-		v.Optional = false
-		if v == want {
-			has = true
-		}
+	accounts, err := r.accountEntries(ctx, hr)
+	if err != nil {
+		return err
 	}
-	if !has {
-		for _, l := range gitOpsOwnerLabels {
-			if _, ok := hr.Labels[l]; ok {
-				return reconciler.NewStalling(credv1.ManagedByGitOpsReason,
-					"HelmRelease %s is applied from Git (%s); add to its spec.valuesFrom: {kind: Secret, name: %s, valuesKey: %s, targetPath: %s}",
-					hr.Name, l, want.Name, want.ValuesKey, want.TargetPath)
-			}
-		}
-		if err := r.editValuesFrom(ctx, hr, func(in []helmv2.ValuesReference) []helmv2.ValuesReference {
-			return append(withoutAccount(in, want), want)
-		}); err != nil {
+	accounts[want.Name] = want
+	p := placementOf(hr, want, accounts)
+	label := acct.GetOwner() == credv1.OwnerPlatform && hr.Labels[credv1.PlatformValuesLabel] != "true"
+	if !p.good() || label {
+		if err := r.placeEntry(ctx, acct, hr, want, accounts, p, label); err != nil {
 			return err
 		}
-		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.ValuesFromUpdatedReason, eventActionAccount,
-			"added valuesFrom Secret %s to HelmRelease %s at %s", want.Name, hr.Name, want.TargetPath)
+	}
+	if n := len(hr.Spec.PostRenderers); n > 0 {
+		if conditions.GetReason(acct, credv1.DeliveryFailedCondition) != credv1.ValuesShadowedReason {
+			metrics.ValuesShadowed(acct.Namespace)
+		}
+		return reconciler.NewStalling(credv1.ValuesShadowedReason,
+			"HelmRelease %s has %d post-renderer(s), which may rewrite what the chart renders: the engine may not get the verifier delivered at %s", hr.Name, n, want.TargetPath)
 	}
 	if hr.Spec.Suspend {
 		r.warnSuspended(acct, hr, before)
@@ -80,6 +86,78 @@ func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *c
 			"HelmRelease %s is suspended; the password reaches the engine when it is resumed", hr.Name)
 	}
 	return nil
+}
+
+// placeEntry writes the account's entry where placeValues puts it (and the
+// platform label when label), with an optimistic lock, recording a
+// Warning when something else set the account's path. A release applied
+// from Git is left to Git, but for the label: Stalled ManagedByGitOps
+// without the entry, ValuesShadowed when another entry sets its path; an
+// entry Git keeps behind others is judged by what was deployed (Applied).
+func (r *CredentialAccountReconciler) placeEntry(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, want helmv2.ValuesReference, accounts map[string]helmv2.ValuesReference, p placement, label bool) error {
+	shadowed := p.shadowed()
+	if l, gitops := appliedFromGit(hr); gitops {
+		if label {
+			if _, err := r.patchRelease(ctx, hr, func(hr *helmv2.HelmRelease) { setPlatformLabel(hr) }); err != nil {
+				return fmt.Errorf("labelling HelmRelease %s: %w", hr.Name, err)
+			}
+		}
+		switch {
+		case shadowed:
+			if conditions.GetReason(acct, credv1.DeliveryFailedCondition) != credv1.ValuesShadowedReason {
+				metrics.ValuesShadowed(acct.Namespace)
+			}
+			return reconciler.NewStalling(credv1.ValuesShadowedReason,
+				"HelmRelease %s is applied from Git (%s); in Git, remove what else sets %s (%s) and put the entry for Secret %s first",
+				hr.Name, l, want.TargetPath, strings.Join(p.overlapping, ", "), want.Name)
+		case !p.carried:
+			return reconciler.NewStalling(credv1.ManagedByGitOpsReason,
+				"HelmRelease %s is applied from Git (%s); add to its spec.valuesFrom, first: {kind: Secret, name: %s, valuesKey: %s, targetPath: %s}",
+				hr.Name, l, want.Name, want.ValuesKey, want.TargetPath)
+		}
+		return nil
+	}
+	if _, err := r.patchRelease(ctx, hr, func(hr *helmv2.HelmRelease) {
+		hr.Spec.ValuesFrom = placeValues(hr.Spec.ValuesFrom, want, accounts)
+		if label {
+			setPlatformLabel(hr)
+		}
+	}); err != nil {
+		return fmt.Errorf("updating valuesFrom of HelmRelease %s: %w", hr.Name, err)
+	}
+	switch {
+	case shadowed:
+		metrics.ValuesShadowed(acct.Namespace)
+		r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.ValuesShadowedReason,
+			"the valuesFrom entry for Secret %s at %s was shadowed by %s; credo put it first and removed the other entries at its path",
+			want.Name, want.TargetPath, strings.Join(p.overlapping, ", "))
+	case !p.carried:
+		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.ValuesFromUpdatedReason, eventActionAccount,
+			"added valuesFrom Secret %s to HelmRelease %s at %s, first", want.Name, hr.Name, want.TargetPath)
+	case len(p.behind) > 0:
+		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.ValuesFromUpdatedReason, eventActionAccount,
+			"moved valuesFrom Secret %s first in HelmRelease %s, before %s", want.Name, hr.Name, strings.Join(p.behind, ", "))
+	}
+	return nil
+}
+
+// appliedFromGit returns the label by which Flux applies hr from Git, if
+// any: an edit of its spec would be reverted at the next apply.
+func appliedFromGit(hr *helmv2.HelmRelease) (string, bool) {
+	for _, l := range gitOpsOwnerLabels {
+		if _, ok := hr.Labels[l]; ok {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// setPlatformLabel marks hr as delivering a platform account.
+func setPlatformLabel(hr *helmv2.HelmRelease) {
+	if hr.Labels == nil {
+		hr.Labels = map[string]string{}
+	}
+	hr.Labels[credv1.PlatformValuesLabel] = "true"
 }
 
 // warnSuspended records a Warning on the account and its suspended release
@@ -138,11 +216,9 @@ func (r *CredentialAccountReconciler) dropValuesEntry(ctx context.Context, key c
 		return nil
 	}
 
-	for _, l := range gitOpsOwnerLabels {
-		if _, ok := hr.Labels[l]; ok {
-			// Git owns the entry; an edit would be reverted.
-			return nil
-		}
+	if _, gitops := appliedFromGit(&hr); gitops {
+		// Git owns the entry; an edit would be reverted.
+		return nil
 	}
 	return r.editValuesFrom(ctx, &hr, func(in []helmv2.ValuesReference) []helmv2.ValuesReference {
 		return withoutAccount(in, want)

@@ -78,6 +78,10 @@ var (
 		Name: "credo_credential_verifiers_tampered_total",
 		Help: "Platform account verifiers found not to match the password credo keeps, and repaired from it.",
 	}, []string{labelNamespace})
+	valuesShadowed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_credential_values_shadowed_total",
+		Help: "Accounts delivered through valuesFrom found shadowed: another entry, a post-renderer, or deployed values that do not carry the account's verifier.",
+	}, []string{labelNamespace})
 	recordsSwept = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "credo_credential_records_swept_total",
 		Help: "Account Secrets and kept platform passwords deleted by the sweep, by tenant namespace and why (AccountDeleted, NamespaceDeleted, ReleaseDeleted).",
@@ -117,7 +121,7 @@ var (
 func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		projectionsWritten, keysRefused, trustCollisions,
-		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered, recordsSwept,
+		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered, valuesShadowed, recordsSwept,
 		mints, revocations, accessRefused,
 		enrollments, renewals, enrollmentRefused, duplicateIdentities,
 	}
@@ -147,6 +151,10 @@ func AccountCollision(namespace string) { accountCollisions.WithLabelValues(name
 
 // VerifierTampered counts a platform account verifier repaired from the kept password.
 func VerifierTampered(namespace string) { verifiersTampered.WithLabelValues(namespace).Inc() }
+
+// ValuesShadowed counts an account delivered through valuesFrom found
+// shadowed (credv1.ValuesShadowedReason).
+func ValuesShadowed(namespace string) { valuesShadowed.WithLabelValues(namespace).Inc() }
 
 // Why the credential-controller's sweep deletes a record (an account
 // Secret, a platform account's kept password).

@@ -111,6 +111,14 @@ func (c *Process) Stop(grace time.Duration) error {
 	return nil
 }
 
+// Pause freezes the process (SIGSTOP): it holds its state and its
+// connections and does nothing until Resume, as a controller that is slow
+// to act.
+func (c *Process) Pause() error { return syscall.Kill(c.cmd.Process.Pid, syscall.SIGSTOP) }
+
+// Resume lets a paused process go on (SIGCONT).
+func (c *Process) Resume() error { return syscall.Kill(c.cmd.Process.Pid, syscall.SIGCONT) }
+
 // FailIfExited returns an error naming the log when the process has ended.
 func (c *Process) FailIfExited() error {
 	if ok, err := c.Exited(); ok {

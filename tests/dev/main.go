@@ -52,7 +52,11 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	printWelcome(env)
+	tenant, _, err := env.Tenant(ctx, "tenant-demo-admin", "tenant-demo", "admin")
+	if err != nil {
+		fail(err)
+	}
+	printWelcome(env, tenant)
 
 	<-ctx.Done()
 	fmt.Println("\ncredo dev: stopping ...")
@@ -62,7 +66,7 @@ func main() {
 	fmt.Println("credo dev: stopped")
 }
 
-func printWelcome(env *devenv.Environment) {
+func printWelcome(env *devenv.Environment, tenant string) {
 	kubectl := fmt.Sprintf("%s --kubeconfig %s", env.KubectlPath, env.Kubeconfig)
 	fmt.Printf(`
 credo is running on a local Kubernetes %s control plane.
@@ -93,6 +97,15 @@ Controllers:
 			fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
 		}
 	}
+	fmt.Printf(`
+Act as a tenant: the user tenant-demo-admin is bound to admin in tenant-demo, with Flux's
+flux-view and flux-edit aggregated into it as a platform that grants Flux's roles has them
+(docs/security.md, "What each tenant reaches"):
+
+  kubectl --kubeconfig %s -n tenant-demo get helmreleases
+  kubectl --kubeconfig %s -n tenant-demo patch helmrelease ch-logs --type=json \
+    -p '[{"op":"remove","path":"/spec/valuesFrom/0"}]'   # refused: it delivers a platform account
+`, tenant, tenant)
 	fmt.Printf(`
 Enroll an agent (the enrollment listener is %s):
 

@@ -167,6 +167,9 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err := e.installNotificationComponent(ctx, root); err != nil {
 		return nil, err
 	}
+	if err := e.installFluxTenantRoles(ctx); err != nil {
+		return nil, err
+	}
 	if e.kubeconfigs, err = e.controllerKubeconfigs(); err != nil {
 		return nil, err
 	}

@@ -179,9 +179,30 @@ func TestSuspendedReleaseIsReportedAndNotUpgraded(t *testing.T) {
 // delivered at users.app.password_sha256_hex, and waits until
 // helm-controller has rendered the account's first (NotIssued) verifier.
 func installClickHouse(t testing.TB, ns, release string) *helmv2.HelmRelease {
+	return installClickHouseWith(t, ns, release, clickHouse{})
+}
+
+// clickHouse is how installClickHouseWith installs a release.
+type clickHouse struct {
+	// user is the account's username, default app; the account is
+	// <release>-<user>, delivered at users.<user>.password_sha256_hex.
+	user string
+	// owner of the account, default tenant.
+	owner credv1.AccountOwner
+	// labels of the HelmRelease.
+	labels map[string]string
+	// valuesFrom of the HelmRelease as created (as Git would give it).
+	valuesFrom []helmv2.ValuesReference
+}
+
+// installClickHouseWith is installClickHouse as o says.
+func installClickHouseWith(t testing.TB, ns, release string, o clickHouse) *helmv2.HelmRelease {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
+	if o.user == "" {
+		o.user = "app"
+	}
 	artifact := serveChart(t, "clickhouse-mini")
 	ea := &sourcev1.ExternalArtifact{ObjectMeta: metav1.ObjectMeta{Name: "clickhouse-mini", Namespace: ns}}
 	g.Expect(k8s.Create(ctx, ea)).To(Succeed())
@@ -190,25 +211,26 @@ func installClickHouse(t testing.TB, ns, release string) *helmv2.HelmRelease {
 	g.Expect(k8s.Status().Update(ctx, ea)).To(Succeed())
 
 	hr := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: release, Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: release, Namespace: ns, Labels: o.labels},
 		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: ea.Name, Namespace: ns},
+			Interval:   metav1.Duration{Duration: time.Hour},
+			ChartRef:   &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: ea.Name, Namespace: ns},
+			ValuesFrom: o.valuesFrom,
 		},
 	}
 	g.Expect(k8s.Create(ctx, hr)).To(Succeed())
 	account := &credv1.CredentialAccount{
-		ObjectMeta: metav1.ObjectMeta{Name: release + "-app", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: release + "-" + o.user, Namespace: ns},
 		Spec: credv1.CredentialAccountSpec{
-			Release: release, Username: "app", Format: credv1.Format{Name: "sha256-hex"},
-			ValuesFrom: &credv1.ValuesFromTarget{TargetPath: "users.app.password_sha256_hex"},
+			Release: release, Username: o.user, Format: credv1.Format{Name: "sha256-hex"}, Owner: o.owner,
+			ValuesFrom: &credv1.ValuesFromTarget{TargetPath: "users." + o.user + ".password_sha256_hex"},
 		},
 	}
 	g.Expect(k8s.Create(ctx, account)).To(Succeed())
 	waitAccountReady(t, ns, account.Name)
 	g.Eventually(func() string { return renderedUsers(ns, release) }, 2*time.Minute, 250*time.Millisecond).
-		Should(MatchRegexp(`<app>\s*<password_sha256_hex>[0-9a-f]{64}</password_sha256_hex>`),
-			"helm-controller renders the account's verifier; HelmRelease: %+v", releaseConditions(ns, release))
+		Should(MatchRegexp(`<`+o.user+`>\s*<password_sha256_hex>[0-9a-f]{64}</password_sha256_hex>`),
+			"helm-controller renders the account's first verifier; HelmRelease: %+v", releaseConditions(ns, release))
 	g.Eventually(func() bool {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
 		return conditions.IsReady(hr)

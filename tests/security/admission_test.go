@@ -18,6 +18,7 @@ package security
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -40,21 +41,33 @@ var (
 	policyErr  error
 )
 
-// admissionPolicy applies config/admission (the policy, its binding and
-// its default parameters) once, and waits until kube-apiserver enforces
-// it: until a tenant's dry-run of a forged source is refused.
+// admissionPolicy applies the admission policies, their bindings and
+// their default parameters as config/default (the default install) carries
+// them, once, and waits until kube-apiserver enforces them: until a
+// tenant's dry-run of a forged source is refused.
 func admissionPolicy(t *testing.T) {
 	t.Helper()
 	policyOnce.Do(func() {
 		ctx := context.Background()
-		objs, err := kustomize("config/admission")
+		objs, err := kustomize("config/default")
 		if policyErr = err; err != nil {
 			return
 		}
+		policies := 0
 		for _, o := range objs {
+			switch {
+			case o.GetKind() == "ValidatingAdmissionPolicy":
+				policies++
+			case o.GetKind() == "ValidatingAdmissionPolicyBinding", o.GetKind() == "ConfigMap" && o.GetName() == "credo-admission":
+			default:
+				continue
+			}
 			if policyErr = apply(ctx, o); policyErr != nil {
 				return
 			}
+		}
+		if policies != len(defaultPolicies) {
+			policyErr = fmt.Errorf("config/default carries %d admission policies, want %d (%v)", policies, len(defaultPolicies), defaultPolicies)
 		}
 	})
 	g := NewWithT(t)
@@ -67,6 +80,9 @@ func admissionPolicy(t *testing.T) {
 		}, client.DryRunAll)
 	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
 }
+
+// defaultPolicies are the admission policies every install has.
+var defaultPolicies = []string{"credo-trust-sources", "credo-account-secrets", "credo-platform-accounts", "credo-platform-releases", "credo-workload-denials"}
 
 // expectRefused checks that err is the admission policy's refusal.
 func expectRefused(g Gomega, err error, what string) {

@@ -34,6 +34,13 @@ const (
 	SourceLabel = "credentials.credo.dev/source"
 	// ReleaseLabel names the release of a generated CredentialAccount.
 	ReleaseLabel = "credentials.credo.dev/release"
+	// PlatformValuesLabel ("true") marks a HelmRelease that delivers a
+	// platform account's verifier through spec.valuesFrom. The
+	// credential-controller sets it; the credo-platform-releases admission
+	// policy admits a change of such a release's valuesFrom,
+	// postRenderers, chart or status, or of this label, only from the
+	// platform's identities.
+	PlatformValuesLabel = "credentials.credo.dev/platform-values"
 )
 
 // SourceKind says how an entry derives usernames from a release.
@@ -127,9 +134,11 @@ type AccountSourceSpec struct {
 	// chart selects HelmReleases by chart name: spec.chart.spec.chart, or for
 	// a release with spec.chartRef, the chart name of the source it names
 	// (a HelmChart's spec.chart, the last path element of an OCIRepository's
-	// URL, an ExternalArtifact's name). A release whose chartRef names a
-	// source that cannot be read is reported in the rule's Ready condition
-	// (ChartUnresolved) and keeps what the rule made for it.
+	// URL, an ExternalArtifact's name). The chart name is chosen by whoever
+	// writes the release (a tenant may): selecting by it is no trust
+	// boundary. A release whose chartRef names a source that cannot be read
+	// keeps what the rule made for it and is told by a Warning event
+	// (ChartUnresolved); the rule counts it in ReleasesNotApplied.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

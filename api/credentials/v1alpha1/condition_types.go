@@ -68,6 +68,16 @@ const (
 	// so the engine never reads it.
 	ValuesNotDeliveredReason string = "ValuesNotDelivered"
 
+	// ValuesShadowedReason (Applied=False, DeliveryFailed, and a Warning on
+	// the account and its HelmRelease): something other than the account's
+	// valuesFrom entry may set its targetPath (another valuesFrom entry at
+	// that path or one that overlaps it, the entry not being first, a
+	// post-renderer that may rewrite what the chart renders), or the values
+	// helm-controller deployed do not carry the account Secret's verifier
+	// at that path. credo puts its entry back first and drops the other
+	// entries at the path where it may edit the release.
+	ValuesShadowedReason string = "ValuesShadowed"
+
 	// RoleReconciledReason (Applied=True): the CloudNativePG Cluster reports
 	// the role reconciled with the Secret's current resourceVersion.
 	RoleReconciledReason string = "RoleReconciled"
@@ -210,27 +220,60 @@ const (
 
 	// NoReleasesMatchedReason (Ready=False): the rule selects no release.
 	NoReleasesMatchedReason string = releasev1.NoReleasesMatchedReason
+)
 
-	// ChartUnresolvedReason (Ready=False): the chart of a release's
-	// spec.chartRef cannot be resolved; what the rule made for it is kept.
-	ChartUnresolvedReason string = releasev1.ChartUnresolvedReason
+// ReleasesNotAppliedCondition (negative polarity, does not affect Ready) of
+// an AccountSource: True while some selected releases do not have every
+// account the source derives for them; see
+// releasev1.ReleasesNotAppliedCondition. Each such release has a Warning
+// event on its HelmRelease with one of the reasons below, which are, by
+// precedence, the condition's reason; its message counts releases by
+// reason and names none.
+const ReleasesNotAppliedCondition string = releasev1.ReleasesNotAppliedCondition
 
-	// InvalidValuesReason (Ready=False): a selected release's values have no
-	// map at the entry's path; its other accounts are kept as they are.
-	InvalidValuesReason string = "InvalidValues"
+// Reasons of the ReleasesNotApplied condition of an AccountSource and of
+// the Warning events on the HelmReleases it concerns. A release's problem
+// never makes the AccountSource not Ready: the values, chart source and
+// name of a release are its author's (a tenant's) to write.
+const (
+	// AccountLimitExceededReason (ReleasesNotApplied=True, and a Warning
+	// event on the HelmRelease): the release derives more accounts than one
+	// release may have (--max-generated-accounts-per-release), or the
+	// accounts it would add would take its namespace over the generated
+	// accounts or the platform accounts (each keeps a password in the
+	// platform namespace) one namespace may have
+	// (--max-generated-accounts-per-namespace,
+	// --max-platform-accounts-per-namespace). None of the accounts the
+	// release would add is created (all or none); its existing accounts are
+	// kept (over the per-release limit, kept as they are). Also when a
+	// ResourceQuota of the namespace refuses an account (the API server
+	// checks a quota account by account).
+	AccountLimitExceededReason string = "AccountLimitExceeded"
 
-	// UsernameRefusedReason (Ready=False): a release derives a username the
-	// source cannot give an account: it maps (after the DNS mapping of
-	// account Secret names) to the username of a platform entry or of
-	// another entry's account, or it is not a valid username. The account is
-	// not created and the account already holding the name is untouched;
-	// the release's other accounts are kept and derived as usual.
+	// AccountConflictReason (ReleasesNotApplied=True, and a Warning event on
+	// the HelmRelease): an account exists under the name the source
+	// derives, but the source did not create it for the same entry,
+	// username and owner, or its format differs from the template's (format
+	// and owner are immutable). It is neither adopted nor changed; delete it
+	// to have the source create its own.
+	AccountConflictReason string = "AccountConflict"
+
+	// UsernameRefusedReason (ReleasesNotApplied=True, and a Warning event on
+	// the HelmRelease): a release derives a username the source cannot give
+	// an account: it maps (after the DNS mapping of account Secret names)
+	// to the username of a platform entry or of another entry's account, or
+	// it is not a valid username. The account is not created and the
+	// account already holding the name is untouched; the release's other
+	// accounts are kept and derived as usual.
 	UsernameRefusedReason string = "UsernameRefused"
 
-	// AccountConflictReason (Ready=False): an account exists under the name
-	// the source derives, but the source did not create it for the same
-	// entry, username and owner, or its format differs from the template's
-	// (format and owner are immutable). It is neither adopted nor changed;
-	// delete it to have the source create its own.
-	AccountConflictReason string = "AccountConflict"
+	// InvalidValuesReason (ReleasesNotApplied=True, and a Warning event on
+	// the HelmRelease): a selected release's values have no map at the
+	// entry's path; its accounts of that entry are kept as they are.
+	InvalidValuesReason string = "InvalidValues"
+
+	// ChartUnresolvedReason (ReleasesNotApplied=True, and a Warning event on
+	// the HelmRelease): the chart of a release's spec.chartRef cannot be
+	// resolved; what the rule made for it is kept.
+	ChartUnresolvedReason string = releasev1.ChartUnresolvedReason
 )
