@@ -30,11 +30,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/projection"
+	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/internal/sourcecache"
 )
@@ -84,12 +84,10 @@ func NewScheme() *runtime.Scheme {
 // holds a Secret's data); the certificates of label-leg sources are cached
 // apart (internal/sourcecache, built by Setup), and no other Secret data
 // sits in the controller's memory. HelmReleases and TrustAnchors are cached
-// for the shard only.
+// for the shard only; of a HelmRelease, only what the controller reads
+// (ReleaseCacheTransform): never a tenant's spec.values.
 func ConfigureCache(o *ctrl.Options, s shard.Shard) {
-	byObject := s.ByObject(ShardedObjects()...)
-	if byObject == nil {
-		byObject = map[client.Object]cache.ByObject{}
-	}
+	byObject := release.WithCacheTransform(s.ByObject(ShardedObjects()...), ReleaseCacheTransform())
 	byObject[&corev1.Secret{}] = cache.ByObject{Transform: projection.CacheTransform()}
 	o.Cache = cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
