@@ -56,9 +56,11 @@ import (
 // derives. Accounts of a release whose values cannot be read are kept.
 type AccountSourceReconciler struct {
 	client.Client
-	// APIReader reads uncached; required when sharded, to tell a release
-	// that moved to another shard (whose accounts are handed over) from one
-	// that is gone (whose accounts are deleted).
+	// APIReader reads uncached; required: releases' spec.values, which the
+	// cache does not hold (ReleaseCacheTransform), are read with it, and
+	// when sharded it tells a release that moved to another shard (whose
+	// accounts are handed over) from one that is gone (whose accounts are
+	// deleted).
 	APIReader client.Reader
 	// Shard is the part of the releases served (--watch-label-selector).
 	// Every shard derives the accounts of its own releases, labelled with
@@ -67,6 +69,9 @@ type AccountSourceReconciler struct {
 	// accounts. The zero Shard serves all.
 	Shard shard.Shard
 	fluxcontroller.Metrics
+
+	// values are the keys read of releases' spec.values.
+	values *releaseValues
 }
 
 // accountSourceRecount is how often a source's accounts are derived again.
@@ -164,6 +169,8 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	if err := r.List(ctx, &hrs); err != nil {
 		return fmt.Errorf("listing HelmReleases: %w", err)
 	}
+	paths := valuesPaths(src)
+	listed := make(map[client.ObjectKey]bool, len(hrs.Items))
 	desired := map[client.ObjectKey]*credv1.CredentialAccount{}
 	// keep holds (namespace/release, entry) pairs whose values were
 	// unreadable, and namespace/release of releases whose chart could not
@@ -178,6 +185,7 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	var derived []*credv1.CredentialAccount
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
+		listed[client.ObjectKeyFromObject(hr)] = true
 		ok, err := sourceSelects(ctx, r.Client, src, hr)
 		var unresolved *release.UnresolvedError
 		switch {
@@ -195,8 +203,17 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		if !ok || !hr.DeletionTimestamp.IsZero() {
 			continue
 		}
+		keys, err := r.values.keysAt(ctx, hr, paths)
+		switch {
+		case apierrors.IsNotFound(err) || errors.Is(err, errReleaseReplaced):
+			// Gone since the cache listed it; its event brings it up to date.
+			keep[hr.Namespace+"/"+hr.Name] = true
+			continue
+		case err != nil:
+			return err
+		}
 		matched++
-		d, err := desiredAccounts(src, hr, held[hr.Namespace+"/"+hr.Name])
+		d, err := desiredAccounts(src, hr, keys, held[hr.Namespace+"/"+hr.Name])
 		if err != nil {
 			return err
 		}
@@ -212,6 +229,7 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			derived = append(derived, a)
 		}
 	}
+	r.values.retain(listed)
 	src.Status.MatchedReleases = matched
 	// Two releases of a namespace can derive one account name (release
 	// "a-b" with user "c", release "a" with user "b-c"): a platform
@@ -457,9 +475,10 @@ func (r *AccountSourceReconciler) reader() client.Reader {
 // HelmRelease or a chart source changes and when one of their accounts
 // changes or goes.
 func (r *AccountSourceReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Shard.Sharded() && r.APIReader == nil {
-		return errors.New("a sharded AccountSourceReconciler needs an APIReader")
+	if r.APIReader == nil {
+		return errors.New("an AccountSourceReconciler needs an APIReader: releases' values are read uncached")
 	}
+	r.values = &releaseValues{reader: r.APIReader}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&credv1.AccountSource{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).

@@ -27,6 +27,7 @@ import (
 	"github.com/credo-dev/credo/internal/release"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,8 +86,9 @@ type usernameCandidate struct {
 // for the same entry (held: "<entry>/<username>") keeps it; then the first
 // by entry and username. Every other username mapping to a taken name is
 // refused (UsernameRefused), so a tenant's values key can never displace,
-// rename or take over a platform account or another key's account.
-func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, held map[string]bool) (*derivation, error) {
+// rename or take over a platform account or another key's account. keys
+// holds the keys at the valuesMap paths of src (releaseValues.keysAt).
+func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, keys map[string]pathKeys, held map[string]bool) (*derivation, error) {
 	d := &derivation{accounts: map[string]*credv1.CredentialAccount{}}
 	var cands []usernameCandidate
 	for i, entry := range src.Spec.Sources {
@@ -95,14 +97,14 @@ func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, held map
 		case credv1.SourceStatic:
 			usernames = []string{entry.Static.Username}
 		case credv1.SourceValuesMap:
-			keys, err := valuesMapKeys(hr, entry.ValuesMap.Path)
-			if err != nil {
+			at := keys[entry.ValuesMap.Path]
+			if at.err != nil {
 				d.invalid = append(d.invalid, i)
 				d.problems = append(d.problems, problem{credv1.InvalidValuesReason,
-					fmt.Sprintf("HelmRelease %s/%s: %s", hr.Namespace, hr.Name, err.Error())})
+					fmt.Sprintf("HelmRelease %s/%s: %s", hr.Namespace, hr.Name, at.err.Error())})
 				continue
 			}
-			usernames = keys
+			usernames = at.keys
 		default:
 			return nil, fmt.Errorf("%w: sources[%d] is %s; built: ValuesMap, Static", errUnsupportedSource, i, entry.Kind)
 		}
@@ -196,15 +198,26 @@ func deriveAccount(src *credv1.AccountSource, hr *helmv2.HelmRelease, entry int,
 	return a
 }
 
-// valuesMapKeys returns the sorted keys of the map at a dot path of the
+// valuesPaths are the valuesMap paths of src's entries.
+func valuesPaths(src *credv1.AccountSource) []string {
+	var paths []string
+	for _, entry := range src.Spec.Sources {
+		if entry.Kind == credv1.SourceValuesMap && entry.ValuesMap != nil {
+			paths = append(paths, entry.ValuesMap.Path)
+		}
+	}
+	return paths
+}
+
+// valuesMapKeys returns the sorted keys of the map at a dot path of a
 // release's spec.values. An absent path is an empty map; a path that holds
 // something else than a map is an error.
-func valuesMapKeys(hr *helmv2.HelmRelease, path string) ([]string, error) {
-	if hr.Spec.Values == nil || len(hr.Spec.Values.Raw) == 0 {
+func valuesMapKeys(values *apiextensionsv1.JSON, path string) ([]string, error) {
+	if values == nil || len(values.Raw) == 0 {
 		return nil, nil
 	}
 	var cur any
-	if err := json.Unmarshal(hr.Spec.Values.Raw, &cur); err != nil {
+	if err := json.Unmarshal(values.Raw, &cur); err != nil {
 		return nil, fmt.Errorf("spec.values: %w", err)
 	}
 	for _, part := range strings.Split(path, ".") {
@@ -234,8 +247,12 @@ func valuesMapKeys(hr *helmv2.HelmRelease, path string) ([]string, error) {
 // reservedUsername returns the username a platform entry of src derives
 // for hr whose account Secret is secretName ("" when none): a tenant
 // account can never hold the Secret of an AccountSource's platform account,
-// even when it was declared before the AccountSource created it.
-func reservedUsername(src *credv1.AccountSource, hr *helmv2.HelmRelease, secretName string) string {
+// even when it was declared before the AccountSource created it. The cache
+// holds no spec.values (ReleaseCacheTransform): for a platform valuesMap
+// entry, hr is read with reader, uncached, once.
+func reservedUsername(ctx context.Context, reader client.Reader, src *credv1.AccountSource, hr *helmv2.HelmRelease, secretName string) (string, error) {
+	var values *apiextensionsv1.JSON
+	read := false
 	for _, entry := range src.Spec.Sources {
 		if entry.Template.Owner != credv1.OwnerPlatform {
 			continue
@@ -245,13 +262,21 @@ func reservedUsername(src *credv1.AccountSource, hr *helmv2.HelmRelease, secretN
 		case credv1.SourceStatic:
 			usernames = []string{entry.Static.Username}
 		case credv1.SourceValuesMap:
-			usernames, _ = valuesMapKeys(hr, entry.ValuesMap.Path)
+			if !read {
+				fresh := &helmv2.HelmRelease{}
+				if err := reader.Get(ctx, client.ObjectKeyFromObject(hr), fresh); err != nil {
+					return "", fmt.Errorf("reading the values of HelmRelease %s: %w", hr.Name, err)
+				}
+				values, read = fresh.Spec.Values, true
+			}
+			// Values that cannot be read derive no account: nothing to reserve.
+			usernames, _ = valuesMapKeys(values, entry.ValuesMap.Path)
 		}
 		for _, u := range usernames {
 			if credv1.AccountSecretName(hr.Name, u) == secretName {
-				return u
+				return u, nil
 			}
 		}
 	}
-	return ""
+	return "", nil
 }

@@ -261,7 +261,11 @@ func (r *CredentialAccountReconciler) checkReserved(ctx context.Context, acct *c
 		if !ok && !errors.As(err, &unresolved) {
 			continue
 		}
-		if u := reservedUsername(src, hr, name); u != "" {
+		u, err := reservedUsername(ctx, r.APIReader, src, hr, name)
+		if err != nil {
+			return err
+		}
+		if u != "" {
 			return reconciler.NewStalling(credv1.AccountCollisionReason,
 				"Secret %s is reserved for the platform account %q of AccountSource %s; rename the username of %s", name, u, src.Name, acct.Name)
 		}

@@ -32,6 +32,7 @@ import (
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/manager"
+	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
 )
 
@@ -71,11 +72,12 @@ func NewScheme() *runtime.Scheme {
 // shard. Secrets are cached as metadata only; the reconciler reads typed
 // Secrets through the API reader, so no password sits in the cache.
 // HelmReleases and CredentialAccounts are cached for the shard only; the
-// access API reads an account of another shard uncached.
+// access API reads an account of another shard uncached. HelmReleases are
+// cached without spec.values (ReleaseCacheTransform).
 func ConfigureCache(o *ctrl.Options, s shard.Shard) {
 	o.Cache = cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject:         s.ByObject(ShardedObjects()...),
+		ByObject:         release.WithCacheTransform(s.ByObject(ShardedObjects()...), ReleaseCacheTransform()),
 	}
 }
 
