@@ -206,7 +206,10 @@ func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *
 	jt, e := s.findToken(ctx, tok, cached)
 	if e != nil {
 		if e.status != http.StatusServiceUnavailable {
-			s.failed(key, addr, cached)
+			// Over the lookup budget nothing was judged: no failed attempt.
+			if e.reason != enrollapi.ReasonTokenLookupsLimited {
+				s.failed(key, addr, cached)
+			}
 			s.refusals.Info(s.Log, "enrollment refused", "reason", e.reason, "address", addr)
 		}
 		return nil, nil, e

@@ -19,6 +19,7 @@ package enrollment
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/events"
@@ -40,8 +41,8 @@ const (
 	DefaultRenewalRetryWindow = 15 * time.Minute
 )
 
-// Options configure the enrollment server: the platform's limits and the
-// failed-attempt budget.
+// Options configure the enrollment server: the platform's limits, the
+// failed-attempt budget and the budget of uncached token lookups.
 //
 //	opts := enrollment.NewOptions()
 //	opts.BindFlags(pflag.CommandLine)
@@ -63,6 +64,18 @@ type Options struct {
 	// request it was issued for, sent again, is answered with it (a retry
 	// whose first answer was lost); zero accepts no retry.
 	RenewalRetryWindow time.Duration
+	// UnknownTokenTTL is how long a token id the API server had no
+	// JoinToken for is answered from memory, without another lookup; none
+	// is remembered when zero.
+	UnknownTokenTTL time.Duration
+	// UnknownTokenCacheSize bounds how many unknown ids are remembered.
+	UnknownTokenCacheSize int
+	// TokenLookupsPerSecond and TokenLookupsBurst budget the uncached
+	// lookups of token ids the cache does not hold, across all callers;
+	// no budget when TokenLookupsPerSecond is zero (Validate refuses that
+	// for a flag).
+	TokenLookupsPerSecond float64
+	TokenLookupsBurst     int
 	// TokenUseFlush is how often the join tokens' use counts are written;
 	// DefaultTokenUseFlush when zero. Not a flag.
 	TokenUseFlush time.Duration
@@ -80,6 +93,11 @@ func NewOptions() Options {
 		FailedAttemptsEvery: DefaultFailedAttemptsEvery,
 		MaxBackdate:         DefaultMaxBackdate,
 		RenewalRetryWindow:  DefaultRenewalRetryWindow,
+
+		UnknownTokenTTL:       DefaultUnknownTokenTTL,
+		UnknownTokenCacheSize: DefaultUnknownTokenCacheSize,
+		TokenLookupsPerSecond: DefaultTokenLookupsPerSecond,
+		TokenLookupsBurst:     DefaultTokenLookupsBurst,
 	}
 }
 
@@ -94,6 +112,14 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"How far before now a certificate's notBefore may be set, for agents whose clock is behind (at most a twentieth of the TTL).")
 	fs.DurationVar(&o.RenewalRetryWindow, "renewal-retry-window", o.RenewalRetryWindow,
 		"How long after a certificate was issued the same certificate request, sent again because its answer was lost, gets that certificate again instead of counting as a duplicate identity; 0 accepts no retry.")
+	fs.DurationVar(&o.UnknownTokenTTL, FlagUnknownTokenTTL, o.UnknownTokenTTL,
+		"How long a join token id the API server had no JoinToken for is refused from memory, without another lookup; a token created meanwhile enrolls once the server's cache holds it, at the latest after this. 0 remembers none.")
+	fs.IntVar(&o.UnknownTokenCacheSize, FlagUnknownTokenCacheSize, o.UnknownTokenCacheSize,
+		"How many unknown join token ids are remembered at most (the least recently used are forgotten first).")
+	fs.Float64Var(&o.TokenLookupsPerSecond, FlagTokenLookupsPerSecond, o.TokenLookupsPerSecond,
+		"How many lookups per second of join token ids the server's cache does not hold (each a list on the API server) all clients together may cause on this replica; beyond it they are answered 429 TokenLookupsLimited with Retry-After. Tokens the cache holds are not limited.")
+	fs.IntVar(&o.TokenLookupsBurst, FlagTokenLookupsBurst, o.TokenLookupsBurst,
+		"How many such lookups may happen at once before --"+FlagTokenLookupsPerSecond+" applies.")
 }
 
 // Validate checks the options as flags give them.
@@ -113,6 +139,18 @@ func (o *Options) Validate() error {
 	}
 	if o.RenewalRetryWindow < 0 {
 		errs = append(errs, errors.New("--renewal-retry-window must not be negative"))
+	}
+	if o.UnknownTokenTTL < 0 {
+		errs = append(errs, fmt.Errorf("--%s must not be negative", FlagUnknownTokenTTL))
+	}
+	if o.UnknownTokenTTL > 0 && o.UnknownTokenCacheSize < 1 {
+		errs = append(errs, fmt.Errorf("--%s must be at least 1 while --%s is set", FlagUnknownTokenCacheSize, FlagUnknownTokenTTL))
+	}
+	if o.TokenLookupsPerSecond <= 0 || math.IsInf(o.TokenLookupsPerSecond, 0) || math.IsNaN(o.TokenLookupsPerSecond) {
+		errs = append(errs, fmt.Errorf("--%s must be a positive number", FlagTokenLookupsPerSecond))
+	}
+	if o.TokenLookupsBurst < 1 {
+		errs = append(errs, fmt.Errorf("--%s must be at least 1", FlagTokenLookupsBurst))
 	}
 	return errors.Join(errs...)
 }
@@ -143,6 +181,9 @@ func New(c Cluster, authority ca.CertificateAuthority, recorder events.Recorder,
 	if err := opts.Limits.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.TokenLookupsPerSecond < 0 || (opts.TokenLookupsPerSecond > 0 && opts.TokenLookupsBurst < 1) {
+		return nil, fmt.Errorf("token lookups: %g per second, burst %d is not a budget", opts.TokenLookupsPerSecond, opts.TokenLookupsBurst)
+	}
 	s := &Server{
 		Reader:      c.GetCache(),
 		APIReader:   c.GetAPIReader(),
@@ -160,5 +201,7 @@ func New(c Cluster, authority ca.CertificateAuthority, recorder events.Recorder,
 	if opts.FailedAttemptsBurst > 0 {
 		s.Limiter = NewFailureLimiter(opts.FailedAttemptsEvery, opts.FailedAttemptsBurst)
 	}
+	s.unknown = newUnknownTokens(opts.UnknownTokenTTL, opts.UnknownTokenCacheSize, s.now)
+	s.lookups = newLookupBudget(opts.TokenLookupsPerSecond, opts.TokenLookupsBurst)
 	return s, nil
 }

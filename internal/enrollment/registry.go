@@ -78,13 +78,13 @@ func (s *Server) cachedTokens(ctx context.Context, id string) ([]enrollv1.JoinTo
 func (s *Server) findToken(ctx context.Context, tok Token, cached []enrollv1.JoinToken) (*enrollv1.JoinToken, *apiError) {
 	if len(cached) == 0 {
 		// A token minted a moment ago may not be in the cache yet: ask the
-		// API server, uncached. Unknown ids cost one read each, and the
-		// caller's address is rate-limited after a few.
-		var list enrollv1.JoinTokenList
-		if err := s.APIReader.List(ctx, &list, client.MatchingFieldsSelector{Selector: nameSelector(tok.ID)}); err != nil {
-			return nil, unavailable("reading join tokens", err)
+		// API server, uncached, within the server's lookup budget (see
+		// uncachedTokens); the caller's address is rate-limited after a few
+		// failures.
+		var e *apiError
+		if cached, e = s.uncachedTokens(ctx, tok.ID); e != nil {
+			return nil, e
 		}
-		cached = list.Items
 	}
 	for i := range cached {
 		jt := &cached[i]

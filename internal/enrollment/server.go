@@ -79,6 +79,10 @@ type Server struct {
 
 	// refusals bounds the log lines of refused unauthenticated attempts.
 	refusals *sampledLog
+	// unknown are token ids recently looked up and not found; may be nil.
+	unknown *unknownTokens
+	// lookups budgets the uncached token lookups of all callers; may be nil.
+	lookups *lookupBudget
 	// pendingLocks serialize the counting of one token's registrations.
 	pendingLocks keyedLocks
 	// recent are the registrations the cache may not show yet.

@@ -196,6 +196,11 @@ const (
 	// its certificate (a cloned host); the workload renews no more and
 	// every copy must enroll again with a join token.
 	ReasonDuplicateIdentity = "DuplicateIdentity"
+	// ReasonTokenLookupsLimited: the server has spent its budget of
+	// lookups of join tokens it does not hold yet, across all clients
+	// (answered 429 with Retry-After); retry. A token the server already
+	// holds is never refused for it.
+	ReasonTokenLookupsLimited = "TokenLookupsLimited"
 )
 
 // Error is the JSON body of every non-2xx answer.
