@@ -64,7 +64,7 @@ func TestASourceDerivesTheAccountsOfChartRefReleasesAndKeepsThemWhileTheChartIsU
 	// chartRef names in the platform namespace.
 	selectChart(g, src, "postgres")
 	repo := env.NewOCIRepository(t, platform, "pg", "oci://ghcr.io/cozystack/charts/postgres")
-	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "pg", Namespace: platform},
+	hr := env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "pg", Namespace: platform},
 		map[string]string{"app": ns})
 	setValues(g, ns, "pg", `{"users":{"alice":{}}}`)
 
@@ -73,10 +73,17 @@ func TestASourceDerivesTheAccountsOfChartRefReleasesAndKeepsThemWhileTheChartIsU
 	sourceReason(g, src, meta.SucceededReason)
 
 	// The OCIRepository goes: the release cannot be decided, which the
-	// source says, and its accounts (and their passwords) stay.
+	// release is told (the source counts it, naming no release), and its
+	// accounts (and their passwords) stay.
 	g.Expect(env.Client.Delete(ctx, repo)).To(Succeed())
-	src = sourceReason(g, src, credv1.ChartUnresolvedReason)
-	g.Expect(conditions.Get(src, meta.ReadyCondition).Message).To(ContainSubstring("HelmRelease " + ns + "/pg"))
+	ev := env.ReleaseWarning(g, hr, credv1.ChartUnresolvedReason)
+	g.Expect(ev.Message).To(ContainSubstring("the chart of chartRef OCIRepository " + platform + "/pg cannot be resolved"))
+	g.Expect(ev.Message).To(ContainSubstring("its accounts are kept"))
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(src), src)).To(Succeed())
+		g.Expect(conditions.GetReason(src, credv1.ReleasesNotAppliedCondition)).To(Equal(credv1.ChartUnresolvedReason))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	sourceStatusNamesNone(g, src, ns)
 	g.Consistently(func() []string { return usernamesOf(g, ns, src.Name) }, 2*time.Second, 200*time.Millisecond).
 		Should(Equal([]string{"alice", "postgres"}))
 }

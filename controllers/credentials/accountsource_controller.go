@@ -28,6 +28,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -68,6 +69,16 @@ type AccountSourceReconciler struct {
 	// own labels writes its status, counting that shard's releases and
 	// accounts. The zero Shard serves all.
 	Shard shard.Shard
+	// SourceNamespaces are the platform's source namespaces, where a
+	// chartRef without a namespace looks for its source
+	// (--platform-source-namespaces).
+	SourceNamespaces []string
+	// Limits bound what one source generates for a release and what the
+	// generated accounts of a namespace may come to.
+	Limits Limits
+	// Notices tells a release what the source could not do for it: a
+	// Warning on its HelmRelease, once per change. Nil records none.
+	Notices *release.Notices
 	fluxcontroller.Metrics
 
 	// values are the keys read of releases' spec.values.
@@ -78,30 +89,32 @@ type AccountSourceReconciler struct {
 const accountSourceRecount = 10 * time.Minute
 
 // Reconcile brings the generated accounts of one AccountSource in line.
+// What it cannot do for a release (its chart source, its values, its
+// names, a limit) is told to that release and counted in
+// ReleasesNotApplied: it never makes the source not Ready, and the
+// source's status names no release.
 func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	src := &credv1.AccountSource{}
-	// refused is what the source could not do for some releases.
-	var refused *refusedError
 	return reconciler.Run(ctx, req, src, reconciler.Steps[*credv1.AccountSource]{
 		Client:  r.Client,
 		Metrics: r.Metrics,
 		Summary: reconciler.Summary{
-			FieldOwner: CredentialFieldOwner,
-			Interval:   accountSourceRecount,
-			NoProgress: true,
+			FieldOwner:    CredentialFieldOwner,
+			Interval:      accountSourceRecount,
+			NoProgress:    true,
+			Informational: []string{credv1.ReleasesNotAppliedCondition},
 			Message: func(reconciler.Object) string {
-				return fmt.Sprintf("%d account(s) for %d release(s)", src.Status.Accounts, src.Status.MatchedReleases)
+				return fmt.Sprintf("%d account(s) for %d release(s)", src.Status.Accounts, src.Status.MatchedReleases) + notAppliedNote(src)
 			},
 			NotReady: func(reconciler.Object) (string, string) {
-				switch {
-				case refused != nil:
-					return refused.problems[0].reason, refused.Error()
-				case src.Status.MatchedReleases == 0:
-					return credv1.NoReleasesMatchedReason, "source matches no release: " + release.NoMatchHint(ruleOf(src))
+				if src.Status.MatchedReleases == 0 {
+					return credv1.NoReleasesMatchedReason, "source matches no release: " + release.NoMatchHint(r.ruleOf(src)) + notAppliedNote(src)
 				}
 				return "", ""
 			},
 		},
+		// Its notices go with it.
+		Missing:   func(context.Context) error { r.forget(req.Name); return nil },
 		Suspended: func(src *credv1.AccountSource) bool { return src.Spec.Suspend },
 		// Another shard keeps the status; this one derives its releases' accounts.
 		KeepsStatus: func(src *credv1.AccountSource) bool { return r.Shard.Serves(src) },
@@ -109,39 +122,20 @@ func (r *AccountSourceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			err := r.sync(ctx, src)
 			switch {
 			case errors.Is(err, errUnsupportedSource):
+				conditions.Delete(src, credv1.ReleasesNotAppliedCondition)
 				return ctrl.Result{}, &reconciler.Stalling{Reason: credv1.UnsupportedSourceKindReason, Err: err}
 			case errors.Is(err, errInvalidSelector):
+				conditions.Delete(src, credv1.ReleasesNotAppliedCondition)
 				return ctrl.Result{}, &reconciler.Stalling{Reason: credv1.InvalidSelectorReason, Err: err}
-			case errors.As(err, &refused):
-				return ctrl.Result{}, nil
 			}
 			return ctrl.Result{}, err
 		},
 	})
 }
 
-// maxProblems bounds the problems a status message lists.
-const maxProblems = 5
-
-// refusedError collects what the source could not do for some releases;
-// every other release's accounts are in place.
-type refusedError struct{ problems []problem }
-
-func (e *refusedError) Error() string {
-	msgs := make([]string, 0, maxProblems+1)
-	for i, p := range e.problems {
-		if i == maxProblems {
-			msgs = append(msgs, fmt.Sprintf("and %d more", len(e.problems)-maxProblems))
-			break
-		}
-		msgs = append(msgs, p.message)
-	}
-	return strings.Join(msgs, "; ") + "; the other accounts are in place"
-}
-
 // sync creates, updates and deletes the source's accounts. A problem of one
-// release (unreadable values, a refused username, an account in conflict)
-// is reported and never stops the others.
+// release (unreadable values, a refused username, an account in conflict,
+// a limit) is told to the release and never stops the others.
 func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountSource) error {
 	var existing credv1.CredentialAccountList
 	if err := r.List(ctx, &existing, client.MatchingLabels{credv1.SourceLabel: src.Name}); err != nil {
@@ -171,6 +165,7 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	}
 	paths := valuesPaths(src)
 	listed := make(map[client.ObjectKey]bool, len(hrs.Items))
+	releases := map[client.ObjectKey]*helmv2.HelmRelease{}
 	desired := map[client.ObjectKey]*credv1.CredentialAccount{}
 	// keep holds (namespace/release, entry) pairs whose values were
 	// unreadable, and namespace/release of releases whose chart could not
@@ -185,16 +180,17 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	var derived []*credv1.CredentialAccount
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]
+		releases[client.ObjectKeyFromObject(hr)] = hr
 		listed[client.ObjectKeyFromObject(hr)] = true
-		ok, err := sourceSelects(ctx, r.Client, src, hr)
+		ok, err := r.ruleOf(src).Selects(ctx, r.Client, hr, nil)
 		var unresolved *release.UnresolvedError
 		switch {
 		case errors.As(err, &unresolved):
-			msg := unresolved.Error()
+			msg := fmt.Sprintf("the chart of chartRef %s cannot be resolved: %v", unresolved.Ref, unresolved.Err)
 			if len(held[hr.Namespace+"/"+hr.Name]) > 0 {
 				msg += "; its accounts are kept"
 			}
-			unresolvedProblems = append(unresolvedProblems, problem{credv1.ChartUnresolvedReason, msg})
+			unresolvedProblems = append(unresolvedProblems, problem{credv1.ChartUnresolvedReason, unresolved.Release, msg})
 			keep[hr.Namespace+"/"+hr.Name] = true
 			continue
 		case err != nil:
@@ -216,6 +212,12 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 		d, err := desiredAccounts(src, hr, keys, held[hr.Namespace+"/"+hr.Name])
 		if err != nil {
 			return err
+		}
+		if p := r.Limits.perRelease(hr, len(d.accounts)); p != nil {
+			// Nothing of the release changes: all of its accounts or none.
+			problems = append(problems, *p)
+			keep[hr.Namespace+"/"+hr.Name] = true
+			continue
 		}
 		problems = append(problems, d.problems...)
 		for _, e := range d.invalid {
@@ -244,9 +246,9 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 	for _, a := range derived {
 		key := client.ObjectKeyFromObject(a)
 		if other, taken := desired[key]; taken {
-			problems = append(problems, problem{credv1.UsernameRefusedReason, fmt.Sprintf(
-				"HelmRelease %s/%s: username %s has the account name %s of release %s; no account is created for it",
-				a.Namespace, a.Spec.Release, quoteKey(a.Spec.Username), a.Name, other.Spec.Release)})
+			problems = append(problems, problem{credv1.UsernameRefusedReason, releaseOf(a), fmt.Sprintf(
+				"username %s has the account name %s of release %s; no account is created for it",
+				quoteKey(a.Spec.Username), a.Name, other.Spec.Release)})
 			continue
 		}
 		desired[key] = a
@@ -294,26 +296,15 @@ func (r *AccountSourceReconciler) sync(ctx context.Context, src *credv1.AccountS
 			errs = append(errs, err)
 		}
 	}
-	for _, a := range desired {
-		p, err := r.create(ctx, src, a)
-		switch {
-		case p != nil:
-			problems = append(problems, *p)
-		case err != nil:
-			errs = append(errs, err)
-		default:
-			count++
-		}
+	created, refused, err := r.createAll(ctx, src, desired, releases)
+	count += created
+	problems = append(problems, refused...)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	src.Status.Accounts = count
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	problems = append(problems, unresolvedProblems...)
-	if len(problems) > 0 {
-		return &refusedError{problems: problems}
-	}
-	return nil
+	r.report(src, releases, append(problems, unresolvedProblems...))
+	return errors.Join(errs...)
 }
 
 // conflict reports an account the source may not bring in line with want:
@@ -332,8 +323,8 @@ func conflict(cur, want *credv1.CredentialAccount) *problem {
 	default:
 		return nil
 	}
-	return &problem{credv1.AccountConflictReason, fmt.Sprintf(
-		"CredentialAccount %s/%s is left as it is: %s; delete it to have the source create its own", cur.Namespace, cur.Name, why)}
+	return &problem{credv1.AccountConflictReason, releaseOf(want), fmt.Sprintf(
+		"CredentialAccount %s is left as it is: %s; delete it to have the source create its own", cur.Name, why)}
 }
 
 // update brings the mutable part of a generated account (Secret labels,
@@ -387,9 +378,12 @@ func (r *AccountSourceReconciler) create(ctx context.Context, src *credv1.Accoun
 		}
 		// Created meanwhile, or held by another shard.
 		return nil, r.takeOver(ctx, a)
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota"):
+		return &problem{credv1.AccountLimitExceededReason, releaseOf(a), fmt.Sprintf("account %s for username %s was refused by a ResourceQuota of the namespace: %v",
+			a.Name, quoteKey(a.Spec.Username), err)}, nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
-		return &problem{credv1.UsernameRefusedReason, fmt.Sprintf("HelmRelease %s/%s: account %s for username %s was refused: %s",
-			a.Namespace, a.Spec.Release, a.Name, quoteKey(a.Spec.Username), apierrors.ReasonForError(err))}, nil
+		return &problem{credv1.UsernameRefusedReason, releaseOf(a), fmt.Sprintf("account %s for username %s was refused: %s",
+			a.Name, quoteKey(a.Spec.Username), apierrors.ReasonForError(err))}, nil
 	}
 	return nil, fmt.Errorf("creating account %s/%s: %w", a.Namespace, a.Name, err)
 }
@@ -403,9 +397,9 @@ func squats(cur, want *credv1.CredentialAccount) bool {
 // makeWay deletes a squatting tenant account (platform entries win, its key
 // is refused); the platform account is created once it is gone.
 func (r *AccountSourceReconciler) makeWay(ctx context.Context, cur, want *credv1.CredentialAccount) (*problem, error) {
-	p := &problem{credv1.UsernameRefusedReason, fmt.Sprintf(
-		"HelmRelease %s/%s: username %s has the account name %s of a platform account of release %s; its account is deleted",
-		cur.Namespace, cur.Spec.Release, quoteKey(cur.Spec.Username), cur.Name, want.Spec.Release)}
+	p := &problem{credv1.UsernameRefusedReason, releaseOf(cur), fmt.Sprintf(
+		"username %s has the account name %s of a platform account of release %s; its account is deleted",
+		quoteKey(cur.Spec.Username), cur.Name, want.Spec.Release)}
 	if err := r.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
 		return p, fmt.Errorf("deleting account %s/%s: %w", cur.Namespace, cur.Name, err)
 	}

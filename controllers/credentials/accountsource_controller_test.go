@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
@@ -89,7 +90,7 @@ func TestValuesMapSourceAddsAndRemovesAccountsAsValuesChange(t *testing.T) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	src := newPostgresUsersSource(t, "pg-"+ns, ns)
-	env.NewHelmRelease(t, ns, "pg", "postgres", map[string]string{"app": ns})
+	hr := env.NewHelmRelease(t, ns, "pg", "postgres", map[string]string{"app": ns})
 	setValues(g, ns, "pg", `{"users":{"alice":{},"bob":{"login":true}}}`)
 
 	g.Eventually(func() []string { return usernamesOf(g, ns, src.Name) }, 20*time.Second, 100*time.Millisecond).
@@ -107,12 +108,12 @@ func TestValuesMapSourceAddsAndRemovesAccountsAsValuesChange(t *testing.T) {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pg.bob.account"}, &corev1.Secret{}))
 	}, 20*time.Second, 100*time.Millisecond).Should(BeTrue(), "a removed user's Secret goes with its account")
 
-	// Unreadable values lose nothing: the map's accounts stay.
+	// Unreadable values lose nothing: the map's accounts stay, and the
+	// release is told.
 	setValues(g, ns, "pg", `{"users":"not a map"}`)
-	g.Eventually(func() string {
-		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(src), src)
-		return conditions.GetReason(src, meta.ReadyCondition)
-	}, 20*time.Second, 100*time.Millisecond).Should(Equal(credv1.InvalidValuesReason))
+	ev := env.ReleaseWarning(g, hr, credv1.InvalidValuesReason)
+	g.Expect(ev.Message).To(ContainSubstring("spec.values.users: not a map (sources[0]); its accounts are kept as they are"))
+	sourceNotApplied(g, src, credv1.InvalidValuesReason)
 	g.Consistently(func() []string { return usernamesOf(g, ns, src.Name) }, 2*time.Second, 200*time.Millisecond).
 		Should(Equal([]string{"alice", "carol", "postgres"}))
 }
@@ -155,21 +156,20 @@ func TestARefusedValuesKeyIsReportedAndTheOtherReleasesAreDerived(t *testing.T) 
 	g.Expect(env.Client.Create(ctx, src)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), src) })
 	long := strings.Repeat("x", 129)
-	env.NewHelmRelease(t, ns, "a", "mariadb", map[string]string{"app": ns})
+	hr := env.NewHelmRelease(t, ns, "a", "mariadb", map[string]string{"app": ns})
 	setValues(g, ns, "a", `{"users":{"App_User":{},"app.user":{},"`+long+`":{},"ok":{}}}`)
 	env.NewHelmRelease(t, ns, "b", "mariadb", map[string]string{"app": ns})
 	setValues(g, ns, "b", `{"users":{"x":{}}}`)
 
 	g.Eventually(func() []string { return usernamesOf(g, ns, src.Name) }, 20*time.Second, 100*time.Millisecond).
 		Should(Equal([]string{"App_User", "ok", "x"}))
+	ev := env.ReleaseWarning(g, hr, credv1.UsernameRefusedReason)
+	g.Expect(ev.Message).To(ContainSubstring(`username "app.user" (sources[0]) maps to Secret a.app-user.account of username "App_User"`))
+	g.Expect(ev.Message).To(ContainSubstring("a username has 1 to 128 characters"))
 	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(src), src)).To(Succeed())
-		g.Expect(conditions.GetReason(src, meta.ReadyCondition)).To(Equal(credv1.UsernameRefusedReason))
-		msg := conditions.GetMessage(src, meta.ReadyCondition)
-		g.Expect(msg).To(ContainSubstring(`username "app.user" (sources[0]) maps to Secret a.app-user.account of username "App_User"`))
-		g.Expect(msg).To(ContainSubstring("a username has 1 to 128 characters"))
-		g.Expect(src.Status.Accounts).To(Equal(int32(3)))
+		g.Expect(sourceNotApplied(g, src, credv1.UsernameRefusedReason).Status.Accounts).To(Equal(int32(3)))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(env.WarningCount(g, ns, helmv2.HelmReleaseKind, "b", credv1.UsernameRefusedReason)).To(BeZero(), "b's values are fine")
 	accountWith(g, ns, "a-app-user", accountReady)
 	accountWith(g, ns, "b-x", accountReady)
 
@@ -185,21 +185,19 @@ func TestARefusedValuesKeyIsReportedAndTheOtherReleasesAreDerived(t *testing.T) 
 // platform account gets it, whichever release comes first.
 func TestAValuesKeyOfAnotherReleaseCannotSquatAPlatformAccountName(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	src := newPostgresUsersSource(t, "squat-"+ns, ns)
-	env.NewHelmRelease(t, ns, "pg", "postgres", map[string]string{"app": ns})
+	hr := env.NewHelmRelease(t, ns, "pg", "postgres", map[string]string{"app": ns})
 	setValues(g, ns, "pg", `{"users":{"main-postgres":{}}}`)
 	env.NewHelmRelease(t, ns, "pg-main", "postgres", map[string]string{"app": ns})
 
 	a := accountWith(g, ns, "pg-main-postgres", accountReady)
 	g.Expect(a.Spec.Release).To(Equal("pg-main"))
 	g.Expect(a.Spec.Owner).To(Equal(credv1.OwnerPlatform))
-	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(src), src)).To(Succeed())
-		g.Expect(conditions.GetReason(src, meta.ReadyCondition)).To(Equal(credv1.UsernameRefusedReason))
-		g.Expect(conditions.GetMessage(src, meta.ReadyCondition)).To(ContainSubstring(`HelmRelease ` + ns + `/pg: username "main-postgres" has the account name pg-main-postgres of release pg-main`))
-	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	ev := env.ReleaseWarning(g, hr, credv1.UsernameRefusedReason)
+	// Made first, its account is deleted; derived after, it is not made.
+	g.Expect(ev.Message).To(MatchRegexp(`username "main-postgres" has the account name pg-main-postgres of (a platform account of )?release pg-main`))
+	sourceNotApplied(g, src, credv1.UsernameRefusedReason)
 }
 
 // A releaseSelector that cannot be parsed is said as such, not as an

@@ -41,15 +41,29 @@ var errUnsupportedSource = errors.New("source kind is not supported yet")
 // errInvalidSelector refuses a releaseSelector that cannot be parsed.
 var errInvalidSelector = errors.New("invalid releaseSelector")
 
-// ruleOf is what the AccountSource selects releases by.
-func ruleOf(src *credv1.AccountSource) release.Rule {
-	return release.Rule{Chart: src.Spec.Chart, ChartRef: src.Spec.ChartRef, ReleaseSelector: src.Spec.ReleaseSelector}
+// ruleOf is what the AccountSource selects releases by: a chartRef without
+// a namespace names a source in the platform's source namespaces only.
+func (r *AccountSourceReconciler) ruleOf(src *credv1.AccountSource) release.Rule {
+	return release.Rule{Chart: src.Spec.Chart, ChartRef: src.Spec.ChartRef, ReleaseSelector: src.Spec.ReleaseSelector,
+		SourceNamespaces: r.SourceNamespaces}
 }
 
-// sourceSelects reports whether the AccountSource applies to the release;
-// c reads the source a chartRef names when the rule has a chart.
+// sourceSelects reports whether the AccountSource may apply to the
+// release, with a chartRef without a namespace matching its source in any
+// namespace: more releases than the AccountSourceReconciler derives
+// accounts for (it looks in the platform's source namespaces only), so
+// that a name the source may reserve for a platform account is refused to
+// a tenant account (fail closed). c reads the source a chartRef names when
+// the rule has a chart.
 func sourceSelects(ctx context.Context, c client.Reader, src *credv1.AccountSource, hr *helmv2.HelmRelease) (bool, error) {
-	return ruleOf(src).Selects(ctx, c, hr, nil)
+	rule := release.Rule{Chart: src.Spec.Chart, ChartRef: src.Spec.ChartRef, ReleaseSelector: src.Spec.ReleaseSelector}
+	if ref := hr.Spec.ChartRef; ref != nil {
+		rule.SourceNamespaces = []string{ref.Namespace}
+		if ref.Namespace == "" {
+			rule.SourceNamespaces = []string{hr.Namespace}
+		}
+	}
+	return rule.Selects(ctx, c, hr, nil)
 }
 
 // derivation is what an AccountSource derives from one release.
@@ -63,10 +77,19 @@ type derivation struct {
 	problems []problem
 }
 
-// problem is one thing an AccountSource could not do for one release.
+// problem is one thing an AccountSource could not do for one release: told
+// to the release, counted on the source.
 type problem struct {
-	reason  string
+	reason string
+	// release is the HelmRelease it concerns.
+	release client.ObjectKey
+	// message is for the release's event: it names no other namespace.
 	message string
+}
+
+// releaseOf is the HelmRelease of an account.
+func releaseOf(a *credv1.CredentialAccount) client.ObjectKey {
+	return client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.Release}
 }
 
 func (p problem) Error() string { return p.message }
@@ -100,8 +123,8 @@ func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, keys map
 			at := keys[entry.ValuesMap.Path]
 			if at.err != nil {
 				d.invalid = append(d.invalid, i)
-				d.problems = append(d.problems, problem{credv1.InvalidValuesReason,
-					fmt.Sprintf("HelmRelease %s/%s: %s", hr.Namespace, hr.Name, at.err.Error())})
+				d.problems = append(d.problems, problem{credv1.InvalidValuesReason, client.ObjectKeyFromObject(hr),
+					fmt.Sprintf("%s (sources[%d]); its accounts are kept as they are", at.err.Error(), i)})
 				continue
 			}
 			usernames = at.keys
@@ -123,15 +146,15 @@ func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, keys map
 	for _, c := range cands {
 		a := deriveAccount(src, hr, c.entry, src.Spec.Sources[c.entry].Template, c.username)
 		if err := validDerivedUsername(c.username, a.Name); err != nil {
-			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason,
-				fmt.Sprintf("HelmRelease %s/%s: username %s (sources[%d]) is refused: %s", hr.Namespace, hr.Name, quoteKey(c.username), c.entry, err.Error())})
+			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason, client.ObjectKeyFromObject(hr),
+				fmt.Sprintf("username %s (sources[%d]) is refused: %s", quoteKey(c.username), c.entry, err.Error())})
 			continue
 		}
 		secret := credv1.AccountSecretName(hr.Name, c.username)
 		if first, ok := taken[secret]; ok {
-			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason,
-				fmt.Sprintf("HelmRelease %s/%s: username %s (sources[%d]) maps to Secret %s of username %s (sources[%d]%s); no account is created for it",
-					hr.Namespace, hr.Name, quoteKey(c.username), c.entry, secret, quoteKey(first.username), first.entry, ownerNote(first))})
+			d.problems = append(d.problems, problem{credv1.UsernameRefusedReason, client.ObjectKeyFromObject(hr),
+				fmt.Sprintf("username %s (sources[%d]) maps to Secret %s of username %s (sources[%d]%s); no account is created for it",
+					quoteKey(c.username), c.entry, secret, quoteKey(first.username), first.entry, ownerNote(first))})
 			continue
 		}
 		taken[secret] = c

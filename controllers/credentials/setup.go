@@ -50,6 +50,23 @@ type Options struct {
 	// checked for a deleted account, namespace or release (sweep.go);
 	// DefaultSweepInterval when zero.
 	SweepInterval time.Duration
+	// PlatformSourceNamespaces are the namespaces, where no tenant may
+	// write Flux sources, in which an AccountSource's chartRef without a
+	// namespace looks for its source (internal/release.Rule).
+	PlatformSourceNamespaces []string
+	// MaxAccountsPerRelease bounds the accounts one AccountSource generates
+	// for one release (Limits.PerRelease); DefaultMaxAccountsPerRelease
+	// when zero, no limit when negative.
+	MaxAccountsPerRelease int
+	// MaxAccountsPerNamespace bounds the generated accounts of a namespace
+	// (Limits.PerNamespace); DefaultMaxAccountsPerNamespace when zero, no
+	// limit when negative.
+	MaxAccountsPerNamespace int
+	// MaxPlatformAccountsPerNamespace bounds the platform accounts, and so
+	// the kept passwords, of a namespace that AccountSources generate to
+	// (Limits.PlatformPerNamespace); DefaultMaxPlatformAccountsPerNamespace
+	// when zero, no limit when negative.
+	MaxPlatformAccountsPerNamespace int
 }
 
 // BindFlags binds the options to fs with their defaults.
@@ -60,6 +77,22 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"The namespace, readable by no tenant, where the passwords of platform accounts are kept.")
 	fs.DurationVar(&o.SweepInterval, "sweep-interval", DefaultSweepInterval,
 		"How often account Secrets and kept platform passwords are checked for a deleted account, tenant namespace or HelmRelease (also at start-up).")
+	release.BindSourceNamespaces(fs, &o.PlatformSourceNamespaces)
+	fs.IntVar(&o.MaxAccountsPerRelease, "max-generated-accounts-per-release", DefaultMaxAccountsPerRelease,
+		"The most accounts one AccountSource generates for one release; a release that derives more gets none of its changes (AccountLimitExceeded). Negative: no limit.")
+	fs.IntVar(&o.MaxAccountsPerNamespace, "max-generated-accounts-per-namespace", DefaultMaxAccountsPerNamespace,
+		"The most generated accounts a namespace may have; a release whose new accounts would exceed it gets none of them (AccountLimitExceeded). Negative: no limit.")
+	fs.IntVar(&o.MaxPlatformAccountsPerNamespace, "max-platform-accounts-per-namespace", DefaultMaxPlatformAccountsPerNamespace,
+		"The most platform accounts (each a password kept in --platform-namespace) a namespace may have before AccountSources generate no more (AccountLimitExceeded). Negative: no limit.")
+}
+
+// limits are the AccountSources' limits the options set.
+func (o Options) limits() Limits {
+	return Limits{
+		PerRelease:           limitOrDefault(o.MaxAccountsPerRelease, DefaultMaxAccountsPerRelease),
+		PerNamespace:         limitOrDefault(o.MaxAccountsPerNamespace, DefaultMaxAccountsPerNamespace),
+		PlatformPerNamespace: limitOrDefault(o.MaxPlatformAccountsPerNamespace, DefaultMaxPlatformAccountsPerNamespace),
+	}
 }
 
 // NewScheme returns the kinds the credential-controller reads and writes;
@@ -107,6 +140,9 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	}
 	sources := &AccountSourceReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard,
+		SourceNamespaces: o.PlatformSourceNamespaces,
+		Limits:           o.limits(),
+		Notices:          &release.Notices{Recorder: s.Recorder, Action: eventActionAccount},
 	}
 	if err := sources.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the AccountSource controller: %w", err)

@@ -30,6 +30,17 @@ import (
 const (
 	testAnnotationDomain  = "credentials.cozystack.io"
 	testPlatformNamespace = "credo-system"
+	// testSourceNamespace is the platform's source namespace
+	// (--platform-source-namespaces) of the suite.
+	testSourceNamespace = "platform-sources"
+)
+
+// The suite's limits of what AccountSources generate, low enough for a
+// test to reach.
+const (
+	testMaxAccountsPerRelease           = 8
+	testMaxAccountsPerNamespace         = 16
+	testMaxPlatformAccountsPerNamespace = 3
 )
 
 var (
@@ -44,10 +55,14 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{ControllerName: ControllerName, ConfigureCache: ConfigureCache},
 		func(ctx context.Context, e *testenv.Env) error {
 			env = e
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testPlatformNamespace}}
-			if err := e.Client.Create(ctx, ns); err != nil {
-				return err
+			for _, name := range []string{testPlatformNamespace, testSourceNamespace} {
+				if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+					return err
+				}
 			}
-			return Setup(ctx, e.Setup, Options{AnnotationDomain: testAnnotationDomain, PlatformNamespace: testPlatformNamespace})
+			return Setup(ctx, e.Setup, Options{AnnotationDomain: testAnnotationDomain, PlatformNamespace: testPlatformNamespace,
+				PlatformSourceNamespaces: []string{testSourceNamespace},
+				MaxAccountsPerRelease:    testMaxAccountsPerRelease, MaxAccountsPerNamespace: testMaxAccountsPerNamespace,
+				MaxPlatformAccountsPerNamespace: testMaxPlatformAccountsPerNamespace})
 		}))
 }

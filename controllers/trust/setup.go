@@ -53,6 +53,10 @@ type Options struct {
 	ExpiryWarningWindow time.Duration
 	// Concurrent is the number of releases reconciled concurrently.
 	Concurrent int
+	// PlatformSourceNamespaces are the namespaces, where no tenant may
+	// write Flux sources, in which a TrustSource's chartRef without a
+	// namespace looks for its source (internal/release.Rule).
+	PlatformSourceNamespaces []string
 }
 
 // BindFlags binds the options to fs with their defaults.
@@ -68,6 +72,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	// (each reconcile waits on a few round trips in a row); 16 gains
 	// nothing more once the API server's CPU is the bound (BenchmarkTrustAnchor).
 	fs.IntVar(&o.Concurrent, "concurrent", 8, "The number of releases reconciled concurrently.")
+	release.BindSourceNamespaces(fs, &o.PlatformSourceNamespaces)
 }
 
 // NewScheme returns the kinds the trust-controller reads and writes.
@@ -118,11 +123,14 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 		NamespaceSelector:   nsSelector,
 		Shard:               s.Shard,
 		ExpiryWarningWindow: o.ExpiryWarningWindow,
+		SourceNamespaces:    o.PlatformSourceNamespaces,
+		Notices:             &release.Notices{Recorder: s.Recorder, Action: eventActionProject},
 	}
 	if err := anchors.SetupWithManager(ctx, mgr, TrustAnchorReconcilerOptions{MaxConcurrentReconciles: o.Concurrent}); err != nil {
 		return fmt.Errorf("setting up the TrustAnchor controller: %w", err)
 	}
-	rules := &TrustSourceReconciler{Client: mgr.GetClient(), EventRecorder: s.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard}
+	rules := &TrustSourceReconciler{Client: mgr.GetClient(), EventRecorder: s.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics), Shard: s.Shard,
+		SourceNamespaces: o.PlatformSourceNamespaces}
 	if err := rules.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrustSource controller: %w", err)
 	}

@@ -22,12 +22,20 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 
 	"github.com/credo-dev/credo/tests/testenv"
 )
 
-const testDomain = "internal.cozystack.io"
+const (
+	testDomain = "internal.cozystack.io"
+	// testSourceNamespace is the platform's source namespace
+	// (--platform-source-namespaces) of the suite.
+	testSourceNamespace = "platform-sources"
+)
 
 var (
 	// env is the real control plane every test of this package runs on,
@@ -41,8 +49,12 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{ControllerName: ControllerName, ConfigureCache: ConfigureCache},
 		func(ctx context.Context, e *testenv.Env) error {
 			env = e
+			if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testSourceNamespace}}); err != nil {
+				return err
+			}
 			return Setup(ctx, e.Setup, Options{
-				LabelDomain: testDomain,
+				PlatformSourceNamespaces: []string{testSourceNamespace},
+				LabelDomain:              testDomain,
 				// Benchmarks run a manager of their own on namespaces labelled benchNamespaceLabel.
 				NamespaceSelector:   "!" + benchNamespaceLabel,
 				ExpiryWarningWindow: 30 * 24 * time.Hour,

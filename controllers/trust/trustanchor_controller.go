@@ -40,6 +40,7 @@ import (
 	"github.com/credo-dev/credo/internal/pem"
 	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/reconciler"
+	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/internal/sourcecache"
 )
@@ -89,6 +90,14 @@ type TrustAnchorReconciler struct {
 	Shard shard.Shard
 	// ExpiryWarningWindow makes a certificate expiring within it ExpiringSoon.
 	ExpiryWarningWindow time.Duration
+	// SourceNamespaces are the platform's source namespaces, where a
+	// TrustSource's chartRef without a namespace looks for its source
+	// (--platform-source-namespaces).
+	SourceNamespaces []string
+	// Notices tells a release what the TrustSources that select it could
+	// not do for it (an unresolved chart, no Secret name for it): a Warning
+	// on the HelmRelease when it changes. Nil records none.
+	Notices *release.Notices
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 
@@ -123,8 +132,12 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 					return false, err
 				}
 			}
+			var problems []ruleProblem
 			var err error
-			cands, err = r.discover(ctx, req.Namespace, req.Name, hr, ns)
+			cands, problems, err = r.discover(ctx, req.Namespace, req.Name, hr, ns)
+			if err == nil {
+				r.notify(req.NamespacedName, hr, problems)
+			}
 			return err == nil, err
 		},
 		Missing: func(ctx context.Context) error {
@@ -141,6 +154,27 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return ctrl.Result{}, r.project(ctx, ta, hr, cands)
 		},
 	})
+}
+
+// noticeScope is the scope of the trust-controller's notices on releases.
+const noticeScope = "trustsource"
+
+// notify tells the release hr (nil when it is gone) what rules could not
+// do for it, once per change: a Warning on the HelmRelease, with the
+// reason of the first problem.
+func (r *TrustAnchorReconciler) notify(key client.ObjectKey, hr *helmv2.HelmRelease, problems []ruleProblem) {
+	if r.Notices == nil {
+		return
+	}
+	if hr == nil || len(problems) == 0 {
+		r.Notices.Clear(key, noticeScope)
+		return
+	}
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
+		msgs = append(msgs, p.message)
+	}
+	r.Notices.Report(hr, noticeScope, problems[0].reason, strings.Join(msgs, "; "))
 }
 
 // project is the reconcile chain of an existing TrustAnchor.

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/credo-dev/credo/internal/release"
 
@@ -28,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
@@ -82,14 +84,20 @@ func legOf(ta *trustv1.TrustAnchor) (trustv1.Leg, string) {
 	}
 }
 
+// ruleProblem is what a TrustSource that selects, or may select, a release
+// cannot do for it: told to the release, never in the rule's status.
+type ruleProblem struct {
+	reason, message string
+}
+
 // discover returns the claims of the label and name legs on a release, label
 // leg first, then TrustSources by name; claims of the same Secret and key are
-// one.
-func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release string, hr *helmv2.HelmRelease, ns *namespaceLabels) ([]candidate, error) {
+// one. problems are what rules could not decide or claim for the release.
+func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release string, hr *helmv2.HelmRelease, ns *namespaceLabels) (_ []candidate, problems []ruleProblem, _ error) {
 	var out []candidate
 	labelled, err := r.labelledSources(ctx, namespace, release)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, s := range labelled {
 		key := s.Annotations[r.Keys.Key]
@@ -103,22 +111,49 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 	if hr != nil {
 		rules, err := r.matchingTrustSources(ctx, hr, ns)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		var unresolved []string
+		var chartErr error
 		for _, ts := range rules {
+			if ts.unresolved != nil {
+				unresolved = append(unresolved, ts.Name)
+				chartErr = fmt.Errorf("the chart of chartRef %s cannot be resolved: %w", ts.unresolved.Ref, ts.unresolved.Err)
+			}
 			name, ok := sourceNameFor(&ts.TrustSource, hr.Name)
 			if !ok {
 				// A rule that names no Secret for the release claims
-				// nothing: it is Stalled with InvalidSecretName.
+				// nothing for it; the release is told (a template that
+				// names none for any release stalls the rule instead).
+				if secretNameTemplateError(&ts.TrustSource) == "" {
+					problems = append(problems, ruleProblem{trustv1.InvalidSecretNameReason, fmt.Sprintf(
+						"TrustSource %s names the source Secret %s for this release, which is not a Secret name (%s): "+
+							"it claims nothing for the release; a shorter release name fits",
+						ts.Name, shortened(ts.SecretNameFor(hr.Name)), strings.Join(validation.IsDNS1123Subdomain(ts.SecretNameFor(hr.Name)), "; "))})
+				}
 				continue
 			}
 			out = append(out, candidate{
-				leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend, unresolved: ts.unresolved,
+				leg: trustv1.LegTrustSource, trustSource: ts.Name, suspended: ts.Spec.Suspend, unresolved: ts.unresolved != nil,
 				source: trustv1.SecretKeySource{Name: name, Key: ts.GetKey()},
 			})
 		}
+		if len(unresolved) > 0 {
+			problems = append(problems, ruleProblem{trustv1.ChartUnresolvedReason, fmt.Sprintf(
+				"%v; TrustSource %s cannot tell whether it applies to this release, "+
+					"and keeps what it made for it as it is until the source can be read",
+				chartErr, strings.Join(unresolved, ", "))})
+		}
 	}
-	return dedupe(out), nil
+	return dedupe(out), problems, nil
+}
+
+// shortened is a name for a message: at most 64 characters.
+func shortened(name string) string {
+	if len(name) > 64 {
+		return name[:64] + "..."
+	}
+	return name
 }
 
 // labelledSources lists the Secrets whose publish label names the release:
@@ -199,10 +234,11 @@ func resolve(ta *trustv1.TrustAnchor, cands []candidate) []candidate {
 	return dedupe(out)
 }
 
-// matched is a TrustSource that selects a release, or may (unresolved).
+// matched is a TrustSource that selects a release, or may (unresolved:
+// why the release's chart cannot be resolved).
 type matched struct {
 	trustv1.TrustSource
-	unresolved bool
+	unresolved *release.UnresolvedError
 }
 
 // matchingTrustSources returns the TrustSources that select hr, or may,
@@ -221,14 +257,14 @@ func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *he
 				return nil, err
 			}
 		}
-		ok, err := TrustSourceSelects(ctx, r.Client, &ts, hr, nsLabels)
+		ok, err := ruleOf(&ts, r.SourceNamespaces).Selects(ctx, r.Client, hr, nsLabels)
 		var unresolved *release.UnresolvedError
 		switch {
 		case errors.As(err, &unresolved):
 			// Whether the rule selects the release is not known until its
-			// chart source can be read (the rule's Ready says so, and the
-			// source's watch requeues the release): see candidate.unresolved.
-			out = append(out, matched{TrustSource: ts, unresolved: true})
+			// chart source can be read (the release is told, and the
+			// source's watch requeues it): see candidate.unresolved.
+			out = append(out, matched{TrustSource: ts, unresolved: unresolved})
 		case err != nil:
 			// A bad selector is the TrustSource's problem, reported on it.
 			continue
@@ -240,16 +276,12 @@ func (r *TrustAnchorReconciler) matchingTrustSources(ctx context.Context, hr *he
 	return out, nil
 }
 
-// TrustSourceSelects reports whether the rule applies to the release; c
-// reads the source a chartRef names when the rule has a chart. nsLabels
-// are the labels of the release's namespace (needed only with a namespace selector).
-func TrustSourceSelects(ctx context.Context, c client.Reader, ts *trustv1.TrustSource, hr *helmv2.HelmRelease, nsLabels labels.Set) (bool, error) {
-	return ruleOf(ts).Selects(ctx, c, hr, nsLabels)
-}
-
-// ruleOf is what the TrustSource selects releases by.
-func ruleOf(ts *trustv1.TrustSource) release.Rule {
-	return release.Rule{Chart: ts.Spec.Chart, ChartRef: ts.Spec.ChartRef, ReleaseSelector: ts.Spec.ReleaseSelector, NamespaceSelector: ts.Spec.NamespaceSelector}
+// ruleOf is what the TrustSource selects releases by; sourceNamespaces
+// are the platform's source namespaces, where a chartRef without a
+// namespace looks (--platform-source-namespaces).
+func ruleOf(ts *trustv1.TrustSource, sourceNamespaces []string) release.Rule {
+	return release.Rule{Chart: ts.Spec.Chart, ChartRef: ts.Spec.ChartRef, ReleaseSelector: ts.Spec.ReleaseSelector,
+		NamespaceSelector: ts.Spec.NamespaceSelector, SourceNamespaces: sourceNamespaces}
 }
 
 // namespaceLabels are the labels of one namespace, read from the metadata

@@ -97,11 +97,11 @@ func (r *TrustAnchorReconciler) requestsForTrustSource(ctx context.Context, o cl
 	for _, ta := range tas.Items {
 		reqs = append(reqs, reconciler.Request(ta.Namespace, ta.Name))
 	}
-	if ruleOf(ts).Validate() != nil {
+	if ruleOf(ts, nil).Validate() != nil {
 		// The rule selects nothing; its own reconcile reports why.
 		return reqs
 	}
-	hrs, unresolved, err := selectedReleases(ctx, r.Client, ts)
+	hrs, unresolved, err := selectedReleases(ctx, r.Client, ts, r.SourceNamespaces)
 	if err != nil {
 		log.Error(err, "listing the releases a TrustSource selects", "trustsource", ts.Name)
 	}

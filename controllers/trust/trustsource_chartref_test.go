@@ -138,15 +138,17 @@ func TestAnUnresolvedChartIsReportedAndKeepsTheProjection(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns, platform := env.NewNamespace(t), env.NewNamespace(t)
-	env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "pg-chart", Namespace: platform}, nil)
+	hr := env.NewChartRefRelease(t, ns, "pg", helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "pg-chart", Namespace: platform}, nil)
 	cert, _ := testpki.CA(t, "pg-ca")
 	env.NewSecret(t, ns, "pg-ca", nil, nil, map[string][]byte{"ca.crt": cert})
 	ts := newRule(t, ns, trustv1.TrustSourceSpec{Chart: "postgres"})
 
-	// The HelmChart does not exist yet: the rule says which release it
-	// cannot decide, and why.
-	ts = ruleReady(g, ts, metav1.ConditionFalse, trustv1.ChartUnresolvedReason)
-	g.Expect(conditions.Get(ts, meta.ReadyCondition).Message).To(ContainSubstring("HelmRelease " + ns + "/pg"))
+	// The HelmChart does not exist yet: the release is told that the rule
+	// cannot decide, and why; the rule counts it, naming no release.
+	ev := env.ReleaseWarning(g, hr, trustv1.ChartUnresolvedReason)
+	g.Expect(ev.Message).To(ContainSubstring("the chart of chartRef HelmChart " + platform + "/pg-chart cannot be resolved"))
+	ts = notApplied(g, ts, trustv1.ChartUnresolvedReason)
+	g.Expect(conditions.GetMessage(ts, trustv1.ReleasesNotAppliedCondition)).NotTo(ContainSubstring(ns))
 
 	// The HelmChart appears: its watch resolves the release.
 	hc := env.NewHelmChart(t, platform, "pg-chart", "postgres")
@@ -156,7 +158,7 @@ func TestAnUnresolvedChartIsReportedAndKeepsTheProjection(t *testing.T) {
 	// It goes again: reported, and the anchor the rule made stays on its
 	// source, Ready, following a rotation.
 	g.Expect(env.Client.Delete(ctx, hc)).To(Succeed())
-	ruleReady(g, ts, metav1.ConditionFalse, trustv1.ChartUnresolvedReason)
+	notApplied(g, ts, trustv1.ChartUnresolvedReason)
 	g.Consistently(func() map[string][]byte { return projectionOf(g, ns, "pg").Data }, 2*time.Second, 200*time.Millisecond).
 		Should(Equal(map[string][]byte{"ca.crt": cert}))
 	rotated, _ := testpki.CA(t, "pg-ca-2")

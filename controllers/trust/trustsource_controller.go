@@ -24,6 +24,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/predicates"
@@ -60,94 +61,115 @@ type TrustSourceReconciler struct {
 	// Warning when it stalls, Normal when it is not Ready for another
 	// reason and when it recovers.
 	EventRecorder events.Recorder
+	// SourceNamespaces are the platform's source namespaces, where a
+	// chartRef without a namespace looks for its source
+	// (--platform-source-namespaces).
+	SourceNamespaces []string
 	fluxcontroller.Metrics
 }
 
 // trustSourceRecount is how often a rule's count is made again.
 const trustSourceRecount = 10 * time.Minute
 
-// selection is what a count of a TrustSource found beyond the count: the
-// releases whose chart could not be resolved.
-type selection struct {
-	unresolved []*release.UnresolvedError
-}
-
 // trustSourceSummary derives the Ready of ts: True with its count; False
-// while it is suspended (it still counts), while it matches no release
-// (NoReleasesMatched) or while the chart of a release it may select cannot
-// be resolved (ChartUnresolved); Stalled on a selector it cannot parse
-// (InvalidSelector) or a secretName that names no Secret
-// (InvalidSecretName). A rule has no Reconciling condition. A change of
-// Ready is an event through notify (a recovery is a Normal event).
-func trustSourceSummary(ts *trustv1.TrustSource, sel *selection, notify *reconciler.Events) reconciler.Summary {
+// while it is suspended (it still counts) or while it matches no release
+// (NoReleasesMatched); Stalled on a selector it cannot parse
+// (InvalidSelector) or a secretName that names no Secret for any release
+// (InvalidSecretName). What it cannot do for some releases (an unresolved
+// chart, no Secret name for a long release name) is up to those releases'
+// authors: told to them, and counted in ReleasesNotApplied, never in
+// Ready. A rule has no Reconciling condition. A change of Ready is an
+// event through notify (a recovery is a Normal event).
+func trustSourceSummary(ts *trustv1.TrustSource, sourceNamespaces []string, notify *reconciler.Events) reconciler.Summary {
 	return reconciler.Summary{
-		FieldOwner: TrustAnchorFieldOwner,
-		Notify:     notify,
-		Interval:   trustSourceRecount,
-		NoProgress: true,
+		FieldOwner:    TrustAnchorFieldOwner,
+		Notify:        notify,
+		Interval:      trustSourceRecount,
+		NoProgress:    true,
+		Informational: []string{trustv1.ReleasesNotAppliedCondition},
 		Message: func(reconciler.Object) string {
-			return fmt.Sprintf("rule matches %d release(s)", ts.Status.MatchedReleases)
+			return fmt.Sprintf("rule matches %d release(s)", ts.Status.MatchedReleases) + notAppliedNote(ts)
 		},
 		NotReady: func(reconciler.Object) (string, string) {
 			switch {
 			case ts.Spec.Suspend:
 				return meta.SuspendedReason, fmt.Sprintf("rule is suspended; it matches %d release(s)", ts.Status.MatchedReleases)
-			case len(sel.unresolved) > 0:
-				return trustv1.ChartUnresolvedReason, fmt.Sprintf("rule matches %d release(s); %s",
-					ts.Status.MatchedReleases, release.Summarize(sel.unresolved))
 			case ts.Status.MatchedReleases == 0:
-				return trustv1.NoReleasesMatchedReason, "rule matches no release: " + release.NoMatchHint(ruleOf(ts))
+				return trustv1.NoReleasesMatchedReason, "rule matches no release: " + release.NoMatchHint(ruleOf(ts, sourceNamespaces)) + notAppliedNote(ts)
 			}
 			return "", ""
 		},
 	}
 }
 
+// notAppliedNote is the part of Ready's message that says some releases
+// are in ReleasesNotApplied, or "".
+func notAppliedNote(obj conditions.Getter) string {
+	if !conditions.IsTrue(obj, trustv1.ReleasesNotAppliedCondition) {
+		return ""
+	}
+	return "; some releases are not applied in full (" + trustv1.ReleasesNotAppliedCondition + ")"
+}
+
 // Reconcile counts the HelmReleases a TrustSource selects.
 func (r *TrustSourceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ts := &trustv1.TrustSource{}
-	sel := &selection{}
 	return reconciler.Run(ctx, req, ts, reconciler.Steps[*trustv1.TrustSource]{
 		Client:  r.Client,
 		Metrics: r.Metrics,
-		Summary: trustSourceSummary(ts, sel, &reconciler.Events{Recorder: r.EventRecorder, Action: eventActionProject}),
+		Summary: trustSourceSummary(ts, r.SourceNamespaces, &reconciler.Events{Recorder: r.EventRecorder, Action: eventActionProject}),
 		Reconcile: func(ctx context.Context, ts *trustv1.TrustSource) (ctrl.Result, error) {
-			return ctrl.Result{}, r.count(ctx, ts, sel)
+			return ctrl.Result{}, r.count(ctx, ts)
 		},
 	})
 }
 
-// count sets status.matchedReleases; a selector it cannot parse, or a
-// secretName that names no Secret for a release it selects, stalls the
-// rule.
-func (r *TrustSourceReconciler) count(ctx context.Context, ts *trustv1.TrustSource, sel *selection) error {
-	if err := ruleOf(ts).Validate(); err != nil {
+// count sets status.matchedReleases and ReleasesNotApplied; a selector it
+// cannot parse, or a secretName that names no Secret for any release,
+// stalls the rule.
+func (r *TrustSourceReconciler) count(ctx context.Context, ts *trustv1.TrustSource) error {
+	if err := ruleOf(ts, nil).Validate(); err != nil {
 		ts.Status.MatchedReleases = 0
+		conditions.Delete(ts, trustv1.ReleasesNotAppliedCondition)
 		return reconciler.NewStalling(trustv1.InvalidSelectorReason, "%s", err.Error())
 	}
 	if msg := secretNameTemplateError(ts); msg != "" {
 		ts.Status.MatchedReleases = 0
+		conditions.Delete(ts, trustv1.ReleasesNotAppliedCondition)
 		return reconciler.NewStalling(trustv1.InvalidSecretNameReason, "%s", msg)
 	}
-	hrs, unresolved, err := selectedReleases(ctx, r.Client, ts)
+	hrs, unresolved, err := selectedReleases(ctx, r.Client, ts, r.SourceNamespaces)
 	if err != nil {
 		return err
 	}
 	ts.Status.MatchedReleases = int32(len(hrs))
-	sel.unresolved = unresolved
-	return checkSecretName(ts, hrs)
+	na := release.NotApplied{}
+	for _, u := range unresolved {
+		na.Add(trustv1.ChartUnresolvedReason, u.Release)
+	}
+	for _, hr := range hrs {
+		if _, ok := sourceNameFor(ts, hr.Name); !ok {
+			na.Add(trustv1.InvalidSecretNameReason, client.ObjectKeyFromObject(hr))
+		}
+	}
+	if reason, msg := na.Condition(trustv1.InvalidSecretNameReason, trustv1.ChartUnresolvedReason); reason != "" {
+		conditions.MarkTrue(ts, trustv1.ReleasesNotAppliedCondition, reason, "%s", msg)
+	} else {
+		conditions.Delete(ts, trustv1.ReleasesNotAppliedCondition)
+	}
+	return nil
 }
 
 // selectedReleases returns the HelmReleases the valid rule ts selects,
 // reading each namespace's labels once, from the cache, and only when ts
 // has a namespace selector. A release whose namespace is gone is skipped;
 // one whose chart cannot be resolved is returned in unresolved.
-func selectedReleases(ctx context.Context, c client.Reader, ts *trustv1.TrustSource) (selected []*helmv2.HelmRelease, unresolved []*release.UnresolvedError, err error) {
+func selectedReleases(ctx context.Context, c client.Reader, ts *trustv1.TrustSource, sourceNamespaces []string) (selected []*helmv2.HelmRelease, unresolved []*release.UnresolvedError, err error) {
 	var hrs helmv2.HelmReleaseList
 	if err := c.List(ctx, &hrs); err != nil {
 		return nil, nil, fmt.Errorf("listing HelmReleases: %w", err)
 	}
-	rule := ruleOf(ts)
+	rule := ruleOf(ts, sourceNamespaces)
 	nsLabels := map[string]labels.Set{}
 	for i := range hrs.Items {
 		hr := &hrs.Items[i]

@@ -20,15 +20,10 @@ import (
 	"fmt"
 	"strings"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-	"github.com/credo-dev/credo/internal/reconciler"
 )
-
-// maxListedReleases is how many releases a message names before "and N more".
-const maxListedReleases = 3
 
 // secretNameTemplateError says why the rule's secretName names no Secret
 // whatever the release (no {release}, or not a Secret name once a release
@@ -52,33 +47,4 @@ func sourceNameFor(ts *trustv1.TrustSource, release string) (string, bool) {
 	}
 	name := ts.SecretNameFor(release)
 	return name, len(validation.IsDNS1123Subdomain(name)) == 0
-}
-
-// checkSecretName refuses a rule whose secretName names no Secret, for
-// every release or for some of the selected releases hrs: it is Stalled
-// with InvalidSecretName, and claims none of those releases.
-func checkSecretName(ts *trustv1.TrustSource, hrs []*helmv2.HelmRelease) error {
-	if msg := secretNameTemplateError(ts); msg != "" {
-		return reconciler.NewStalling(trustv1.InvalidSecretNameReason, "%s", msg)
-	}
-	var bad []string
-	var why string
-	for _, hr := range hrs {
-		if _, ok := sourceNameFor(ts, hr.Name); !ok {
-			if why == "" {
-				why = strings.Join(validation.IsDNS1123Subdomain(ts.SecretNameFor(hr.Name)), "; ")
-			}
-			bad = append(bad, hr.Namespace+"/"+hr.Name)
-		}
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	listed := strings.Join(bad[:min(len(bad), maxListedReleases)], ", ")
-	if len(bad) > maxListedReleases {
-		listed += fmt.Sprintf(" and %d more", len(bad)-maxListedReleases)
-	}
-	return reconciler.NewStalling(trustv1.InvalidSecretNameReason,
-		"secretName is not a Secret name for %d of %d matched release(s) (%s): %s; the rule claims none of them",
-		len(bad), len(hrs), listed, why)
 }

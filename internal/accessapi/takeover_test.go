@@ -25,7 +25,6 @@ import (
 	"github.com/credo-dev/credo/internal/account"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -141,11 +140,14 @@ func TestTenantValuesKeyCannotTakeOverAPlatformAccount(t *testing.T) {
 		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "minting main-postgres: %v", err)
 		g.Expect(m.Status.Password).To(BeEmpty())
 	}, 3*time.Second, 250*time.Millisecond).Should(Succeed())
+	// The tenant's release is told; the cluster-scoped source only counts it.
+	ev := env.ReleaseWarning(g, hr, credv1.UsernameRefusedReason)
+	g.Expect(ev.Message).To(ContainSubstring(`username "postgres" (sources[0]) maps to Secret ` + secretName))
 	g.Eventually(func(g Gomega) {
 		var got credv1.AccountSource
 		g.Expect(platform.Get(ctx, client.ObjectKeyFromObject(src), &got)).To(Succeed())
-		g.Expect(conditions.GetReason(&got, meta.ReadyCondition)).To(Equal(credv1.UsernameRefusedReason))
-		g.Expect(conditions.GetMessage(&got, meta.ReadyCondition)).To(ContainSubstring(`username "postgres" (sources[0]) maps to Secret ` + secretName))
+		g.Expect(conditions.IsReady(&got)).To(BeTrue())
+		g.Expect(conditions.GetReason(&got, credv1.ReleasesNotAppliedCondition)).To(Equal(credv1.UsernameRefusedReason))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 
 	after := accountOf(g, ns, "main-postgres")

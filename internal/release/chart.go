@@ -84,10 +84,10 @@ func chartRefNamespace(hr *helmv2.HelmRelease) string {
 }
 
 // namesSource reports whether hr's chartRef names the source of kind and
-// name in namespace; an empty namespace matches any.
+// name in namespace.
 func namesSource(hr *helmv2.HelmRelease, kind, name, namespace string) bool {
 	ref := hr.Spec.ChartRef
-	return ref != nil && ref.Kind == kind && ref.Name == name && (namespace == "" || chartRefNamespace(hr) == namespace)
+	return ref != nil && ref.Kind == kind && ref.Name == name && chartRefNamespace(hr) == namespace
 }
 
 // ChartName is the name of the chart hr installs: spec.chart.spec.chart;
@@ -173,22 +173,4 @@ func Referring(ctx context.Context, c client.Reader, source client.Object) ([]cl
 		}
 	}
 	return out, nil
-}
-
-// maxListed bounds the releases a status message names.
-const maxListed = 3
-
-// Summarize is a status message for releases whose chart could not be
-// resolved: how many, and the first few with why.
-func Summarize(unresolved []*UnresolvedError) string {
-	msgs := make([]string, 0, maxListed+1)
-	for i, err := range unresolved {
-		if i == maxListed {
-			msgs = append(msgs, fmt.Sprintf("and %d more", len(unresolved)-maxListed))
-			break
-		}
-		msgs = append(msgs, err.Error())
-	}
-	return fmt.Sprintf("the chart of %d release(s) cannot be resolved, and what the rule made for them is kept: %s",
-		len(unresolved), strings.Join(msgs, "; "))
 }

@@ -100,6 +100,7 @@ func TestRuleSelectsByChartRef(t *testing.T) {
 	c := sources(t)
 	app := &metav1.LabelSelector{MatchLabels: map[string]string{"apps.cozystack.io/application.kind": "Postgres"}}
 	ref := &releasev1.ChartRef{Kind: "ExternalArtifact", Name: "postgres"}
+	platform := []string{"flux-system", "cozy-system"}
 	for _, tc := range []struct {
 		name string
 		rule Rule
@@ -109,13 +110,21 @@ func TestRuleSelectsByChartRef(t *testing.T) {
 		{"chart through an OCIRepository", Rule{Chart: "postgres"}, withRef("OCIRepository", "pg-oci", "cozy-system"), true},
 		{"chart through an ExternalArtifact", Rule{Chart: "postgres"}, withRef("ExternalArtifact", "postgres", "cozy-system"), true},
 		{"chart differs", Rule{Chart: "mongodb"}, withRef("HelmChart", "pg-chart", "cozy-system"), false},
-		{"chartRef in any namespace", Rule{ChartRef: ref}, withRef("ExternalArtifact", "postgres", "cozy-system"), true},
+		{"chartRef without a namespace, in a platform source namespace", Rule{ChartRef: ref, SourceNamespaces: platform},
+			withRef("ExternalArtifact", "postgres", "cozy-system"), true},
+		// A tenant's source of the name, in its own namespace, is not the platform's.
+		{"chartRef without a namespace, in the release's own namespace", Rule{ChartRef: ref, SourceNamespaces: platform},
+			withRef("ExternalArtifact", "postgres", ""), false},
+		{"chartRef without a namespace, in a tenant's other namespace", Rule{ChartRef: ref, SourceNamespaces: platform},
+			withRef("ExternalArtifact", "postgres", "tenant-b"), false},
+		{"chartRef without a namespace and no platform source namespace", Rule{ChartRef: ref},
+			withRef("ExternalArtifact", "postgres", "cozy-system"), false},
 		{"chartRef in its namespace", Rule{ChartRef: &releasev1.ChartRef{Kind: "ExternalArtifact", Name: "postgres", Namespace: "cozy-system"}},
 			withRef("ExternalArtifact", "postgres", "cozy-system"), true},
 		{"chartRef in another namespace", Rule{ChartRef: &releasev1.ChartRef{Kind: "ExternalArtifact", Name: "postgres", Namespace: "other"}},
 			withRef("ExternalArtifact", "postgres", "cozy-system"), false},
-		{"chartRef of another kind", Rule{ChartRef: ref}, withRef("OCIRepository", "postgres", "cozy-system"), false},
-		{"chartRef on a chart template", Rule{ChartRef: ref}, hr("postgres", nil), false},
+		{"chartRef of another kind", Rule{ChartRef: ref, SourceNamespaces: platform}, withRef("OCIRepository", "postgres", "cozy-system"), false},
+		{"chartRef on a chart template", Rule{ChartRef: ref, SourceNamespaces: platform}, hr("postgres", nil), false},
 		{"the platform's label", Rule{ReleaseSelector: app}, withRef("ExternalArtifact", "anything", "cozy-system"), true},
 		// The label does not match: the missing source is never read.
 		{"labels first", Rule{Chart: "postgres", ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}},

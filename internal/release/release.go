@@ -23,9 +23,11 @@ package release
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -47,14 +49,32 @@ func OwnerReference(hr *helmv2.HelmRelease) metav1.OwnerReference {
 	}
 }
 
+// BindSourceNamespaces binds --platform-source-namespaces, which the
+// trust- and credential-controller share, to v (Rule.SourceNamespaces)
+// with its default:
+//
+//	--platform-source-namespaces=cozy-system,cozy-public,flux-system
+func BindSourceNamespaces(fs *pflag.FlagSet, v *[]string) {
+	fs.StringSliceVar(v, "platform-source-namespaces", []string{"cozy-system", "cozy-public", "flux-system"},
+		"The namespaces, where no tenant may create or edit Flux sources, in which a TrustSource's or AccountSource's "+
+			"spec.chartRef without a namespace looks for its source; a source of that name in any other namespace (a tenant's own) does not match.")
+}
+
 // Rule is what a rule kind selects releases by. A rule with none of a
 // chart, a chartRef or a release selector selects nothing.
 type Rule struct {
 	// Chart, when set, selects the releases of that chart (ChartName).
 	Chart string
 	// ChartRef, when set, selects the releases whose spec.chartRef names
-	// that source.
+	// that source. Without a namespace, the source must be in one of
+	// SourceNamespaces.
 	ChartRef *releasev1.ChartRef
+	// SourceNamespaces are the platform's source namespaces, in which no
+	// tenant writes sources (the controllers' --platform-source-namespaces):
+	// where a ChartRef without a namespace looks for its source. A source
+	// of that name in any other namespace, such as a tenant's own, does
+	// not match it; with none, such a ChartRef selects no release.
+	SourceNamespaces []string
 	// ReleaseSelector, when set, selects releases by their labels.
 	ReleaseSelector *metav1.LabelSelector
 	// NamespaceSelector, when set, narrows to releases whose namespace's
@@ -86,7 +106,7 @@ func (r Rule) Selects(ctx context.Context, c client.Reader, hr *helmv2.HelmRelea
 		return false, nil
 	case ns != nil && !ns.Matches(nsLabels):
 		return false, nil
-	case r.ChartRef != nil && !namesSource(hr, r.ChartRef.Kind, r.ChartRef.Name, r.ChartRef.Namespace):
+	case r.ChartRef != nil && !r.namesChartRef(hr):
 		return false, nil
 	case r.Chart == "":
 		return true, nil
@@ -96,6 +116,20 @@ func (r Rule) Selects(ctx context.Context, c client.Reader, hr *helmv2.HelmRelea
 		return false, err
 	}
 	return chart == r.Chart, nil
+}
+
+// namesChartRef reports whether hr's chartRef names the rule's ChartRef:
+// in its namespace, or without one, in one of SourceNamespaces. A release
+// chooses its chartRef, cross-namespace references included: one that
+// names the platform's source counts, one that names a source of its own
+// namespace does not.
+func (r Rule) namesChartRef(hr *helmv2.HelmRelease) bool {
+	if r.ChartRef.Namespace != "" {
+		return namesSource(hr, r.ChartRef.Kind, r.ChartRef.Name, r.ChartRef.Namespace)
+	}
+	return hr.Spec.ChartRef != nil && slices.ContainsFunc(r.SourceNamespaces, func(ns string) bool {
+		return namesSource(hr, r.ChartRef.Kind, r.ChartRef.Name, ns)
+	})
 }
 
 func (r Rule) selectors() (rel, ns labels.Selector, err error) {
@@ -117,15 +151,19 @@ func (r Rule) selectors() (rel, ns labels.Selector, err error) {
 // are selected.
 func NoMatchHint(r Rule) string {
 	var wants []string
+	var hint string
 	if r.Chart != "" {
 		wants = append(wants, fmt.Sprintf("chart %q", r.Chart))
 	}
 	if r.ChartRef != nil {
 		ns := r.ChartRef.Namespace
 		if ns == "" {
-			ns = "*"
+			ns = "{" + strings.Join(r.SourceNamespaces, ",") + "}"
 		}
 		wants = append(wants, fmt.Sprintf("chartRef %s %s/%s", r.ChartRef.Kind, ns, r.ChartRef.Name))
+		if r.ChartRef.Namespace == "" {
+			hint = "; a chartRef without a namespace names a source in the platform's source namespaces (--platform-source-namespaces) only"
+		}
 	}
 	if r.ReleaseSelector != nil {
 		wants = append(wants, "releaseSelector "+metav1.FormatLabelSelector(r.ReleaseSelector))
@@ -134,5 +172,5 @@ func NoMatchHint(r Rule) string {
 		wants = append(wants, "namespaceSelector "+metav1.FormatLabelSelector(r.NamespaceSelector))
 	}
 	return fmt.Sprintf("no HelmRelease has %s (a release with spec.chartRef has the chart name of the source it names; "+
-		"releases can also be selected by their labels, e.g. apps.cozystack.io/application.kind)", strings.Join(wants, " and "))
+		"releases can also be selected by their labels, e.g. apps.cozystack.io/application.kind%s)", strings.Join(wants, " and "), hint)
 }

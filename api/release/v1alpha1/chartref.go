@@ -48,7 +48,9 @@ type ChartRef struct {
 
 	// namespace is the namespace of the source; a release's chartRef
 	// without a namespace names a source in the release's own namespace.
-	// Empty matches the source in any namespace.
+	// Empty matches the source only in one of the platform's source
+	// namespaces (the controller's --platform-source-namespaces), never in
+	// a namespace where a tenant may write sources of its own.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
@@ -61,8 +63,21 @@ const (
 	// It is not an error (the releases may come), but not Ready either: a
 	// rule that matches nothing is most often a rule that is wrong.
 	NoReleasesMatchedReason string = "NoReleasesMatched"
-	// ChartUnresolvedReason (Ready=False): the chart name of a release the
-	// rule may select cannot be resolved, because its spec.chartRef names
-	// a source that cannot be read (or a kind credo cannot resolve).
+	// ChartUnresolvedReason (ReleasesNotApplied=True, and a Warning event
+	// on the HelmRelease): the chart name of a release the rule may select
+	// cannot be resolved, because its spec.chartRef names a source that
+	// cannot be read (or a kind credo cannot resolve). It never makes the
+	// rule not Ready: any tenant can cause it for its own release.
 	ChartUnresolvedReason string = "ChartUnresolved"
 )
+
+// ReleasesNotAppliedCondition is of negative polarity and does not affect
+// Ready: True while the rule could not be applied in full to some releases
+// it selects or may select, for reasons that lie with those releases
+// (their chart source, their values, their names) or with a limit of the
+// controller. Each such release is told why by a Warning event on its
+// HelmRelease; the condition's reason is the first by precedence of the
+// kind, and its message counts the releases by reason and names none: a
+// cluster-scoped rule's status holds no tenant's text, and no tenant can
+// make a rule not Ready.
+const ReleasesNotAppliedCondition string = "ReleasesNotApplied"

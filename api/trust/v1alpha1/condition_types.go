@@ -112,16 +112,24 @@ const (
 	// InvalidSelectorReason (Stalled): a selector of the rule cannot be parsed.
 	InvalidSelectorReason string = "InvalidSelector"
 
-	// InvalidSecretNameReason (Stalled): secretName cannot name a Secret,
-	// for every release or for some release the rule selects (too long
-	// once the release name is in it). The rule claims no release it
-	// cannot name a Secret for.
+	// InvalidSecretNameReason (Stalled) when secretName cannot name a
+	// Secret for any release (no {release}, or not a Secret name with it
+	// replaced). For some releases only (too long once a release's name is
+	// in it, which the release's author chooses): ReleasesNotApplied=True
+	// and a Warning event on each such HelmRelease, and the rule stays
+	// Ready. The rule claims no release it cannot name a Secret for.
 	InvalidSecretNameReason string = "InvalidSecretName"
 
 	// NoReleasesMatchedReason (Ready=False): the rule selects no release.
 	NoReleasesMatchedReason string = releasev1.NoReleasesMatchedReason
 
-	// ChartUnresolvedReason (Ready=False): the chart of a release's
-	// spec.chartRef cannot be resolved; what the rule made for it is kept.
+	// ChartUnresolvedReason (ReleasesNotApplied=True, and a Warning event on
+	// the HelmRelease): the chart of a release's spec.chartRef cannot be
+	// resolved; what the rule made for it is kept. Ready is not affected.
 	ChartUnresolvedReason string = releasev1.ChartUnresolvedReason
 )
+
+// ReleasesNotAppliedCondition (negative polarity, does not affect Ready) of
+// a TrustSource: see releasev1.ReleasesNotAppliedCondition. Its reasons,
+// by precedence: InvalidSecretName, ChartUnresolved.
+const ReleasesNotAppliedCondition string = releasev1.ReleasesNotAppliedCondition

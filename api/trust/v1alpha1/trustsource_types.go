@@ -50,9 +50,11 @@ type TrustSourceSpec struct {
 	// chart selects HelmReleases by chart name: spec.chart.spec.chart, or for
 	// a release with spec.chartRef, the chart name of the source it names
 	// (a HelmChart's spec.chart, the last path element of an OCIRepository's
-	// URL, an ExternalArtifact's name). A release whose chartRef names a
-	// source that cannot be read is reported in the rule's Ready condition
-	// (ChartUnresolved) and keeps what the rule made for it.
+	// URL, an ExternalArtifact's name). The chart name is chosen by whoever
+	// writes the release (a tenant may): selecting by it is no trust
+	// boundary. A release whose chartRef names a source that cannot be read
+	// keeps what the rule made for it and is told by a Warning event
+	// (ChartUnresolved); the rule counts it in ReleasesNotApplied.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
