@@ -312,7 +312,7 @@ func TestADenialNamesItsRequester(t *testing.T) {
 
 	err := mallory.Patch(ctx, workloadRef(ns, uuid), denyPatch("forged", "ada"))
 	refused(err, "a deny in another user's name")
-	g.Expect(err).To(MatchError(ContainSubstring("spec.denied.by names who denied the workload: mallory may write its own username there, or leave it out, but not ada")))
+	g.Expect(err).To(MatchError(ContainSubstring("spec.denied.by names who denied the workload: mallory may write its own username there, but not ada")))
 	refused(mallory.Patch(ctx, workloadRef(ns, uuid), denyPatch("forged", enrollment.DeniedBy)), "a deny in the enrollment server's name")
 	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(BeNil())
 
@@ -334,4 +334,81 @@ func TestADenialNamesItsRequester(t *testing.T) {
 	g.Expect(server.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &wl)).To(Succeed())
 	wl.Spec.Denied = &enrollv1.WorkloadDenial{Reason: "duplicate identity", By: enrollment.DeniedBy}
 	g.Expect(server.Update(ctx, &wl)).To(Succeed())
+}
+
+// With credo-workload-denials, a namespace admin cannot take another
+// author's name off a denial that stands, another admin's or the
+// enrollment server's (a duplicate identity's): not by removing
+// spec.denied.by, not by replacing the denial with a reason of its own that
+// names nobody, not by rewriting its reason under the name it keeps. The
+// one named may leave its name out; anyone may replace a denial in their
+// own name, amend one that names nobody without naming anybody, or lift it.
+func TestADenialKeepsItsAuthorsName(t *testing.T) {
+	env := tenantRoles(t)
+	ctx := context.Background()
+	const ns, uuid = "deny-erased", "3f1c2b8e-0000-4000-8000-0000000000d1"
+	enrolledWorkload(ctx, t, env, ns, uuid)
+	denialPolicy(t, env, ns, uuid)
+	_, ada := tenant(ctx, t, env, ns, "ada", "admin")
+	_, mallory := tenant(ctx, t, env, ns, "mallory", "admin")
+	awaitAggregated(t, env, ns, "ada", "update")
+	awaitAggregated(t, env, ns, "mallory", "patch")
+	user, groups := controlplane.ServiceAccountUser(platformNamespace, "credo-enrollment-controller")
+	server := userClient(t, env, user, groups...)
+
+	adas := &enrollv1.WorkloadDenial{Reason: "laptop reported stolen", By: "ada"}
+	duplicate := &enrollv1.WorkloadDenial{Reason: "duplicate identity", By: enrollment.DeniedBy}
+	fromGit := &enrollv1.WorkloadDenial{Reason: "decommissioned in Git"}
+	cases := []struct {
+		name    string
+		denial  *enrollv1.WorkloadDenial
+		author  client.Client
+		writer  client.Client
+		patch   string
+		allowed bool
+	}{
+		{"mallory removes ada's name from her denial", adas, ada, mallory, `{"spec":{"denied":{"by":null}}}`, false},
+		{"mallory replaces ada's denial with a reason of her own naming nobody", adas, ada, mallory,
+			`{"spec":{"denied":{"reason":"nothing to see","by":null}}}`, false},
+		{"mallory rewrites the reason of ada's denial under ada's name", adas, ada, mallory, `{"spec":{"denied":{"reason":"nothing to see"}}}`, false},
+		{"mallory removes the enrollment server's name from a duplicate's denial", duplicate, server, mallory, `{"spec":{"denied":{"by":null}}}`, false},
+		{"mallory replaces a duplicate's denial with a reason of her own naming nobody", duplicate, server, mallory,
+			`{"spec":{"denied":{"reason":"nothing to see","by":null}}}`, false},
+		{"mallory rewrites the reason of a duplicate's denial under the server's name", duplicate, server, mallory,
+			`{"spec":{"denied":{"reason":"nothing to see"}}}`, false},
+
+		{"ada takes her own name off her denial", adas, ada, ada, `{"spec":{"denied":{"by":null}}}`, true},
+		{"mallory replaces ada's denial in her own name", adas, ada, mallory, `{"spec":{"denied":{"reason":"still stolen","by":"mallory"}}}`, true},
+		{"mallory replaces a duplicate's denial in her own name", duplicate, server, mallory,
+			`{"spec":{"denied":{"reason":"investigating the clone","by":"mallory"}}}`, true},
+		{"mallory amends a denial naming nobody without naming anybody", fromGit, mallory, mallory, `{"spec":{"denied":{"reason":"decommissioned"}}}`, true},
+		{"mallory lifts ada's denial", adas, ada, mallory, `{"spec":{"denied":null}}`, true},
+		{"mallory lifts a duplicate's denial", duplicate, server, mallory, `{"spec":{"denied":null}}`, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			// The author writes the denial by an update, as the enrollment
+			// server does (it may not patch), on a workload not denied.
+			g.Expect(env.Client.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":null}}`)))).To(Succeed())
+			var wl enrollv1.Workload
+			g.Expect(tc.author.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &wl)).To(Succeed())
+			wl.Spec.Denied = tc.denial.DeepCopy()
+			g.Expect(tc.author.Update(ctx, &wl)).To(Succeed(), "the author's denial")
+
+			err := tc.writer.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(tc.patch)))
+			if tc.allowed {
+				g.Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden by the admission policy, got %v", err)
+			g.Expect(err).To(MatchError(ContainSubstring("ValidatingAdmissionPolicy 'credo-workload-denials'")))
+			if strings.Contains(tc.patch, `"by":null`) {
+				g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("spec.denied.by names who denied the workload: mallory may not remove %s from a denial that stands", tc.denial.By))))
+			} else {
+				g.Expect(err).To(MatchError(ContainSubstring("spec.denied.by names who denied the workload: mallory may write its own username there, but not " + tc.denial.By)))
+			}
+			g.Expect(denialOf(ctx, g, env, ns, uuid)).To(Equal(tc.denial), "the denial stands as its author wrote it")
+		})
+	}
 }
