@@ -27,7 +27,9 @@ import (
 
 	"github.com/credo-dev/credo/internal/caller"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -91,6 +93,7 @@ func workloadDeny(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: nobody to record as the author of the deny", err)
 	}
 	previous := wl.Spec.Denied
+	previousBy := deniedBy(wl)
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"denied": enrollv1.WorkloadDenial{Reason: *reason, By: user}}})
 	if err != nil {
 		return err
@@ -98,7 +101,7 @@ func workloadDeny(args []string, stdout io.Writer) error {
 	if err := c.Patch(ctx, wl, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(fieldManager)); err != nil {
 		return fmt.Errorf("denying workload %s/%s: %w", wl.Namespace, wl.Name, err)
 	}
-	return printDenied(stdout, wl, previous, time.Now())
+	return printDenied(stdout, wl, previous, previousBy, time.Now())
 }
 
 // workloadUndeny removes spec.denied from a Workload.
@@ -118,12 +121,12 @@ func workloadUndeny(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	previous := wl.Spec.Denied
+	previous, previousBy := wl.Spec.Denied, deniedBy(wl)
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":null}}`))
 	if err := c.Patch(ctx, wl, patch, client.FieldOwner(fieldManager)); err != nil {
 		return fmt.Errorf("lifting the denial of workload %s/%s: %w", wl.Namespace, wl.Name, err)
 	}
-	return printUndenied(stdout, wl, previous)
+	return printUndenied(stdout, wl, previous, previousBy)
 }
 
 // findWorkload reads the Workload named uuid: in the namespace -n names,
@@ -164,9 +167,39 @@ func findWorkload(ctx context.Context, cl *cluster, uuid string) (client.Client,
 	return nil, nil, fmt.Errorf("workload %s is in %d namespaces (%s): pass -n <namespace>", uuid, len(namespaces), strings.Join(namespaces, ", "))
 }
 
+// deniedBy returns who denied wl, as the record a tenant cannot forge
+// says: status.deniedBy, which the enrollment-controller writes (namespace
+// admins may write spec.denied, not the status) only when the admission
+// policy credo-workload-denials admitted every write of spec.denied, so
+// that spec.denied.by names the denial's writer; and only when the Ready
+// condition (reason Denied) observed the Workload's current generation, so
+// that it is about the denial as read. Otherwise it returns "": the plugin
+// cannot tell whether the policy is installed, and spec.denied.by alone is
+// whatever a namespace admin wrote there.
+func deniedBy(wl *enrollv1.Workload) string {
+	d := wl.Spec.Denied
+	if d == nil || d.By == "" || wl.Status.DeniedBy != d.By {
+		return ""
+	}
+	ready := apimeta.FindStatusCondition(wl.Status.Conditions, meta.ReadyCondition)
+	if ready == nil || ready.Reason != enrollv1.DeniedReason || ready.ObservedGeneration != wl.Generation {
+		return ""
+	}
+	return d.By
+}
+
+// notEstablished says that spec.denied.by's name, by, is not the
+// established author of the denial.
+func notEstablished(by string) string {
+	return fmt.Sprintf("Who denied it is not established: spec.denied.by says %q, which names its writer only where the admission policy "+
+		"credo-workload-denials admitted it, and the enrollment-controller has not recorded that it did (status.deniedBy; the Ready condition says why).\n", by)
+}
+
 // printDenied says what deny did, when it takes effect, and how long the
-// workload's current certificate stays valid.
-func printDenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.WorkloadDenial, now time.Time) error {
+// workload's current certificate stays valid. The denial's author is the
+// caller, as the plugin wrote it; previousBy is the established author of
+// the denial it replaces (see deniedBy).
+func printDenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.WorkloadDenial, previousBy string, now time.Time) error {
 	ew := &errWriter{w: w}
 	d := wl.Spec.Denied
 	if d == nil {
@@ -174,7 +207,14 @@ func printDenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.Workload
 	}
 	ew.printf("workload %s/%s%s denied by %s: %s\n", wl.Namespace, wl.Name, describeWorkload(wl), d.By, d.Reason)
 	if previous != nil {
-		ew.printf("(it replaces the denial by %s: %s)\n", orDash(previous.By), previous.Reason)
+		switch {
+		case previousBy != "":
+			ew.printf("(it replaces the denial by %s: %s)\n", previousBy, previous.Reason)
+		case previous.By != "":
+			ew.printf("(it replaces a denial: %s)\n%s", previous.Reason, notEstablished(previous.By))
+		default:
+			ew.printf("(it replaces a denial: %s)\n", previous.Reason)
+		}
 	}
 	ew.printf("The deny takes effect at the workload's next renewal: the enrollment server refuses it (WorkloadDenied) and credo-agent exits 4.\n")
 	switch st := wl.Status; {
@@ -190,8 +230,9 @@ func printDenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.Workload
 	return ew.err
 }
 
-// printUndenied says what undeny did.
-func printUndenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.WorkloadDenial) error {
+// printUndenied says what undeny did; previousBy is the established author
+// of the denial lifted (see deniedBy).
+func printUndenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.WorkloadDenial, previousBy string) error {
 	if previous == nil {
 		_, err := fmt.Fprintf(w, "workload %s/%s%s was not denied; nothing changed\n", wl.Namespace, wl.Name, describeWorkload(wl))
 		return err
@@ -200,10 +241,17 @@ func printUndenied(w io.Writer, wl *enrollv1.Workload, previous *enrollv1.Worklo
 	if wl.Status.NotAfter != nil {
 		notAfter = wl.Status.NotAfter.UTC().Format(time.RFC3339)
 	}
-	_, err := fmt.Fprintf(w, "workload %s/%s%s is no longer denied (was denied by %s: %s)\n"+
-		"Its next renewal is accepted again if its certificate (notAfter %s) has not passed its policy's renewal grace; after that, it must enroll again with a join token.\n",
-		wl.Namespace, wl.Name, describeWorkload(wl), orDash(previous.By), previous.Reason, notAfter)
-	return err
+	ew := &errWriter{w: w}
+	if previousBy != "" {
+		ew.printf("workload %s/%s%s is no longer denied (was denied by %s: %s)\n", wl.Namespace, wl.Name, describeWorkload(wl), previousBy, previous.Reason)
+	} else {
+		ew.printf("workload %s/%s%s is no longer denied (was denied: %s)\n", wl.Namespace, wl.Name, describeWorkload(wl), previous.Reason)
+		if previous.By != "" {
+			ew.printf("%s", notEstablished(previous.By))
+		}
+	}
+	ew.printf("Its next renewal is accepted again if its certificate (notAfter %s) has not passed its policy's renewal grace; after that, it must enroll again with a join token.\n", notAfter)
+	return ew.err
 }
 
 // describeWorkload is " (hostname h, policy p)", to recognise the UUID.

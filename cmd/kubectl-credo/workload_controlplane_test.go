@@ -257,7 +257,8 @@ func TestANamespaceAdminDeniesAndUndeniesButEditAndViewCannot(t *testing.T) {
 
 	out, err = plugin(ada, "workload", "undeny", uuid, "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), out)
-	g.Expect(out).To(HavePrefix("workload deny-admin/" + uuid + " (hostname vm-1.example.org, policy web) is no longer denied (was denied by ada: laptop reported stolen)\n"))
+	g.Expect(out).To(HavePrefix("workload deny-admin/"+uuid+" (hostname vm-1.example.org, policy web) is no longer denied (was denied: laptop reported stolen)\n"+
+		`Who denied it is not established: spec.denied.by says "ada"`), "nothing established ada as its author: TestUndenyNamesOnlyAnEstablishedAuthor")
 	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(BeNil())
 	out, err = plugin(ada, "workload", "undeny", uuid, "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), out)
@@ -411,4 +412,64 @@ func TestADenialKeepsItsAuthorsName(t *testing.T) {
 			g.Expect(denialOf(ctx, g, env, ns, uuid)).To(Equal(tc.denial), "the denial stands as its author wrote it")
 		})
 	}
+}
+
+// undeny (and deny, of the denial it replaces) names who denied only from
+// the enrollment-controller's record, status.deniedBy, which a namespace
+// admin may not write, and only while it is the record of the denial as
+// read: what spec.denied.by says otherwise is printed as unverified, never
+// as fact. The record is written here as the enrollment-controller writes
+// it (its test is controllers/enrollment's).
+func TestUndenyNamesOnlyAnEstablishedAuthor(t *testing.T) {
+	env := tenantRoles(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	const ns, uuid = "undeny-author", "3f1c2b8e-0000-4000-8000-0000000000e1"
+	enrolledWorkload(ctx, t, env, ns, uuid)
+	ada, _ := tenant(ctx, t, env, ns, "ada", "admin")
+	mallory, malloryClient := tenant(ctx, t, env, ns, "mallory", "admin")
+	awaitAggregated(t, env, ns, "ada", "patch")
+	awaitAggregated(t, env, ns, "mallory", "patch")
+	record := func(by string) {
+		t.Helper()
+		var wl enrollv1.Workload
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &wl)).To(Succeed())
+		wl.Status.DeniedBy = by
+		wl.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: enrollv1.DeniedReason,
+			Message: "denied by " + by, ObservedGeneration: wl.Generation, LastTransitionTime: metav1.Now()}}
+		g.Expect(env.Client.Status().Update(ctx, &wl)).To(Succeed())
+	}
+
+	out, err := plugin(ada, "workload", "deny", uuid, "--reason", "laptop reported stolen", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	// Nothing established it: spec.denied.by is what a namespace admin wrote.
+	out, err = plugin(mallory, "workload", "undeny", uuid, "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(HavePrefix("workload undeny-author/" + uuid + " (hostname vm-1.example.org, policy web) is no longer denied (was denied: laptop reported stolen)\n" +
+		`Who denied it is not established: spec.denied.by says "ada"`))
+	g.Expect(out).NotTo(ContainSubstring("denied by ada"))
+
+	// A namespace admin cannot write the record.
+	err = malloryClient.Status().Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(`{"status":{"deniedBy":"ada"}}`)))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a tenant writing status.deniedBy: %v", err)
+
+	// Established by the enrollment-controller for the denial as read.
+	out, err = plugin(ada, "workload", "deny", uuid, "--reason", "laptop reported stolen", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	record("ada")
+	out, err = plugin(mallory, "workload", "deny", uuid, "--reason", "still stolen", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(ContainSubstring("denied by mallory: still stolen\n(it replaces the denial by ada: laptop reported stolen)\n"))
+	// The record is ada's, of an earlier generation: mallory's denial is not established.
+	out, err = plugin(ada, "workload", "undeny", uuid, "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(HavePrefix("workload undeny-author/" + uuid + " (hostname vm-1.example.org, policy web) is no longer denied (was denied: still stolen)\n" +
+		`Who denied it is not established: spec.denied.by says "mallory"`))
+
+	out, err = plugin(ada, "workload", "deny", uuid, "--reason", "laptop reported stolen", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	record("ada")
+	out, err = plugin(mallory, "workload", "undeny", uuid, "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(HavePrefix("workload undeny-author/" + uuid + " (hostname vm-1.example.org, policy web) is no longer denied (was denied by ada: laptop reported stolen)\n"))
 }

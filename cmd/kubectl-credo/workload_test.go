@@ -40,7 +40,8 @@ func TestWorkloadDenyRefusesAnEmptyReason(t *testing.T) {
 }
 
 // deny says who denied, when it takes effect, and until when the current
-// certificate stays valid; the denial it replaces, if any, is named.
+// certificate stays valid; the denial it replaces, if any, is named with
+// its author only when that is established.
 func TestWorkloadDenyOutput(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *metav1.Time { m := metav1.NewTime(now.Add(d)); return &m }
@@ -50,31 +51,117 @@ func TestWorkloadDenyOutput(t *testing.T) {
 		Status:     enrollv1.WorkloadStatus{Serial: "aa78dd39", NotAfter: at(19 * time.Hour)},
 	}
 	cases := []struct {
-		name     string
-		notAfter *metav1.Time
-		previous *enrollv1.WorkloadDenial
-		want     []string
+		name       string
+		notAfter   *metav1.Time
+		previous   *enrollv1.WorkloadDenial
+		previousBy string
+		want, not  []string
 	}{
-		{"a valid certificate", at(19 * time.Hour), nil, []string{
+		{"a valid certificate", at(19 * time.Hour), nil, "", []string{
 			"workload tenant-demo/3f1c2b8e (hostname vm-1, policy web) denied by jane: stolen\n",
 			"takes effect at the workload's next renewal: the enrollment server refuses it (WorkloadDenied) and credo-agent exits 4.\n",
 			"Its current certificate (serial aa78dd39) stays valid until its notAfter, 2026-03-02T07:00:00Z (in 19h)",
 			"Lift it with: kubectl credo workload undeny 3f1c2b8e -n tenant-demo\n",
-		}},
-		{"an expired certificate", at(-time.Hour), nil, []string{"Its certificate (serial aa78dd39) expired at 2026-03-01T11:00:00Z.\n"}},
-		{"no certificate", nil, nil, []string{"no certificate on record"}},
-		{"a denial replaced", at(time.Hour), &enrollv1.WorkloadDenial{Reason: "duplicate identity", By: "credo-enrollment-controller"},
-			[]string{"(it replaces the denial by credo-enrollment-controller: duplicate identity)\n"}},
+		}, []string{"replaces"}},
+		{"an expired certificate", at(-time.Hour), nil, "", []string{"Its certificate (serial aa78dd39) expired at 2026-03-01T11:00:00Z.\n"}, nil},
+		{"no certificate", nil, nil, "", []string{"no certificate on record"}, nil},
+		{"a denial replaced, its author established", at(time.Hour), &enrollv1.WorkloadDenial{Reason: "duplicate identity", By: "credo-enrollment-controller"},
+			"credo-enrollment-controller", []string{"(it replaces the denial by credo-enrollment-controller: duplicate identity)\n"}, []string{"not established"}},
+		{"a denial replaced, its author not established", at(time.Hour), &enrollv1.WorkloadDenial{Reason: "duplicate identity", By: "credo-enrollment-controller"},
+			"", []string{"(it replaces a denial: duplicate identity)\n",
+				`Who denied it is not established: spec.denied.by says "credo-enrollment-controller", which names its writer only where the admission policy credo-workload-denials admitted it`},
+			[]string{"denial by credo-enrollment-controller"}},
+		{"a denial naming nobody replaced", at(time.Hour), &enrollv1.WorkloadDenial{Reason: "decommissioned in Git"}, "",
+			[]string{"(it replaces a denial: decommissioned in Git)\n"}, []string{"not established", "denial by"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			wl.Status.NotAfter = tc.notAfter
 			var out bytes.Buffer
-			g.Expect(printDenied(&out, wl, tc.previous, now)).To(Succeed())
+			g.Expect(printDenied(&out, wl, tc.previous, tc.previousBy, now)).To(Succeed())
 			for _, want := range tc.want {
 				g.Expect(out.String()).To(ContainSubstring(want))
 			}
+			for _, not := range tc.not {
+				g.Expect(out.String()).NotTo(ContainSubstring(not))
+			}
 		})
 	}
+}
+
+// undeny names who denied only when that is established; what
+// spec.denied.by says otherwise is printed as unverified, never as fact.
+func TestWorkloadUndenyOutput(t *testing.T) {
+	wl := &enrollv1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-demo", Name: "3f1c2b8e"},
+		Spec:       enrollv1.WorkloadSpec{Policy: "web", Hostname: "vm-1"},
+	}
+	stolen := &enrollv1.WorkloadDenial{Reason: "laptop reported stolen", By: "ada"}
+	cases := []struct {
+		name       string
+		previous   *enrollv1.WorkloadDenial
+		previousBy string
+		want, not  []string
+	}{
+		{"its author established", stolen, "ada", []string{
+			"workload tenant-demo/3f1c2b8e (hostname vm-1, policy web) is no longer denied (was denied by ada: laptop reported stolen)\n",
+			"Its next renewal is accepted again if its certificate (notAfter -) has not passed its policy's renewal grace",
+		}, []string{"not established"}},
+		{"its author not established", stolen, "", []string{
+			"workload tenant-demo/3f1c2b8e (hostname vm-1, policy web) is no longer denied (was denied: laptop reported stolen)\n" +
+				`Who denied it is not established: spec.denied.by says "ada", which names its writer only where the admission policy credo-workload-denials admitted it, ` +
+				"and the enrollment-controller has not recorded that it did (status.deniedBy; the Ready condition says why).\n",
+		}, []string{"denied by ada"}},
+		{"a denial naming nobody", &enrollv1.WorkloadDenial{Reason: "decommissioned in Git"}, "",
+			[]string{"is no longer denied (was denied: decommissioned in Git)\n"}, []string{"not established"}},
+		{"no denial", nil, "", []string{"was not denied; nothing changed"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var out bytes.Buffer
+			g.Expect(printUndenied(&out, wl, tc.previous, tc.previousBy)).To(Succeed())
+			for _, want := range tc.want {
+				g.Expect(out.String()).To(ContainSubstring(want))
+			}
+			for _, not := range tc.not {
+				g.Expect(out.String()).NotTo(ContainSubstring(not))
+			}
+		})
+	}
+}
+
+// The author of a denial is the enrollment-controller's status.deniedBy,
+// and only while it names spec.denied.by and the Ready condition, Denied,
+// observed the Workload's current generation: never spec.denied.by alone.
+func TestDeniedByIsTheControllersRecordOfTheCurrentDenial(t *testing.T) {
+	ready := func(reason string, generation int64) []metav1.Condition {
+		return []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: reason, ObservedGeneration: generation}}
+	}
+	cases := []struct {
+		name   string
+		by     string
+		status enrollv1.WorkloadStatus
+		want   string
+	}{
+		{"established for the current generation", "ada", enrollv1.WorkloadStatus{DeniedBy: "ada", Conditions: ready(enrollv1.DeniedReason, 3)}, "ada"},
+		{"nothing established", "ada", enrollv1.WorkloadStatus{Conditions: ready(enrollv1.DeniedReason, 3)}, ""},
+		{"another author established", "mallory", enrollv1.WorkloadStatus{DeniedBy: "ada", Conditions: ready(enrollv1.DeniedReason, 3)}, ""},
+		{"established for an earlier generation", "ada", enrollv1.WorkloadStatus{DeniedBy: "ada", Conditions: ready(enrollv1.DeniedReason, 2)}, ""},
+		{"Ready not Denied", "ada", enrollv1.WorkloadStatus{DeniedBy: "ada", Conditions: ready(enrollv1.RenewedReason, 3)}, ""},
+		{"no Ready", "ada", enrollv1.WorkloadStatus{DeniedBy: "ada"}, ""},
+		{"a denial naming nobody", "", enrollv1.WorkloadStatus{DeniedBy: "ada", Conditions: ready(enrollv1.DeniedReason, 3)}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wl := &enrollv1.Workload{
+				ObjectMeta: metav1.ObjectMeta{Generation: 3},
+				Spec:       enrollv1.WorkloadSpec{Denied: &enrollv1.WorkloadDenial{Reason: "stolen", By: tc.by}},
+				Status:     tc.status,
+			}
+			NewWithT(t).Expect(deniedBy(wl)).To(Equal(tc.want))
+		})
+	}
+	NewWithT(t).Expect(deniedBy(&enrollv1.Workload{})).To(BeEmpty(), "not denied")
 }

@@ -49,6 +49,11 @@ type Options struct {
 	// PendingMarkDelay is how long such a Workload waits before it is
 	// marked Pending; DefaultPendingMarkDelay when zero. Not a flag.
 	PendingMarkDelay time.Duration
+	// DenialsPolicySettle is how much older than a Workload the admission
+	// policy credo-workload-denials must be for the Workload's
+	// spec.denied.by to be established; DefaultDenialsPolicySettle when
+	// zero. Not a flag.
+	DenialsPolicySettle time.Duration
 	// Limits are the platform's maxima, shared with the enrollment server
 	// (its --max-* flags): a policy over one is Stalled.
 	Limits enrollment.Limits
@@ -98,6 +103,7 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	workloads := &WorkloadReconciler{
 		Client: mgr.GetClient(), EventRecorder: s.Recorder, Metrics: fluxcontroller.NewMetrics(mgr, s.Metrics),
 		PendingTimeout: o.PendingTimeout, PendingMarkDelay: o.PendingMarkDelay,
+		APIReader: mgr.GetAPIReader(), DenialsPolicySettle: o.DenialsPolicySettle,
 	}
 	if err := workloads.SetupWithManager(mgr, rOpts); err != nil {
 		return fmt.Errorf("setting up the Workload controller: %w", err)

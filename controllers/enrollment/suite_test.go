@@ -37,6 +37,9 @@ var (
 	testPendingTimeout = 4 * time.Second
 	// testPendingMarkDelay is its PendingMarkDelay.
 	testPendingMarkDelay = 1500 * time.Millisecond
+	// testDenialsPolicySettle is its DenialsPolicySettle: short, so that a
+	// Workload created after the policy is installed soon counts as newer.
+	testDenialsPolicySettle = 2 * time.Second
 )
 
 func TestMain(m *testing.M) {
@@ -44,6 +47,6 @@ func TestMain(m *testing.M) {
 		func(ctx context.Context, e *testenv.Env) error {
 			env = e
 			return Setup(ctx, e.Setup, Options{Concurrent: 2, PendingTimeout: testPendingTimeout,
-				PendingMarkDelay: testPendingMarkDelay, Limits: enrollment.DefaultLimits()})
+				PendingMarkDelay: testPendingMarkDelay, DenialsPolicySettle: testDenialsPolicySettle, Limits: enrollment.DefaultLimits()})
 		}))
 }

@@ -49,8 +49,9 @@ const DefaultPendingMarkDelay = 5 * time.Second
 
 // WorkloadReconciler keeps the registry tidy: it deletes Workloads that never
 // got their first certificate, and marks Ready False on a Workload that is
-// denied (recording when it first saw the denial), whose copies must all
-// enroll again after a duplicate identity, whose certificate expired beyond
+// denied (recording when it first saw the denial, and who denied it when the
+// admission policy credo-workload-denials establishes it), whose copies must
+// all enroll again after a duplicate identity, whose certificate expired beyond
 // its policy's renewal grace (it must enroll again with a token) or whose
 // policy is gone. It never deletes an enrolled
 // Workload: deleting one is how an operator stops its renewals.
@@ -73,6 +74,14 @@ type WorkloadReconciler struct {
 	// PendingMarkDelay is how long after its creation a Workload without a
 	// certificate is marked Pending; DefaultPendingMarkDelay when zero.
 	PendingMarkDelay time.Duration
+	// APIReader reads the admission policy credo-workload-denials and its
+	// binding, uncached (the manager's APIReader): the enrollment-controller
+	// may get those two objects and list nothing of admissionregistration.
+	APIReader client.Reader
+	// DenialsPolicySettle is how much older than a Workload that policy and
+	// its binding must be for its spec.denied.by to be recorded as
+	// established (status.deniedBy); DefaultDenialsPolicySettle when zero.
+	DenialsPolicySettle time.Duration
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 }
@@ -89,6 +98,13 @@ func (r *WorkloadReconciler) pendingMarkDelay() time.Duration {
 		return r.PendingMarkDelay
 	}
 	return DefaultPendingMarkDelay
+}
+
+func (r *WorkloadReconciler) denialsPolicySettle() time.Duration {
+	if r.DenialsPolicySettle > 0 {
+		return r.DenialsPolicySettle
+	}
+	return DefaultDenialsPolicySettle
 }
 
 func (r *WorkloadReconciler) pendingTimeout() time.Duration {
@@ -131,14 +147,15 @@ func (r *WorkloadReconciler) reconcileWorkload(ctx context.Context, wl *enrollv1
 			at := metav1.NewTime(now)
 			wl.Status.DeniedAt = &at
 		}
-		by := ""
-		if d.By != "" {
-			by = " by " + d.By
+		by, notEstablished, err := r.deniedBy(ctx, wl)
+		if err != nil {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, reconciler.NewStalling(enrollv1.DeniedReason,
-			"denied%s at %s: %s; the workload renews nothing until spec.denied is removed", by, formatTime(wl.Status.DeniedAt.Time), d.Reason)
+		// Ready's message changes with it, so that FinishState writes it.
+		wl.Status.DeniedBy = by
+		return ctrl.Result{}, reconciler.NewStalling(enrollv1.DeniedReason, "%s", deniedMessage(wl, notEstablished))
 	}
-	wl.Status.DeniedAt = nil
+	wl.Status.DeniedAt, wl.Status.DeniedBy = nil, ""
 	if wl.ForcedToReenroll() {
 		// Written by the enrollment server with the duplicate's record.
 		msg := conditions.GetMessage(wl, enrollv1.DuplicateIdentityCondition)

@@ -98,14 +98,17 @@ func TestADenyStopsRenewalsOnEveryReplicaAtOnceUntilLifted(t *testing.T) {
 		t.Fatal("no RenewalDenied Warning event")
 	}
 
-	// The Workload reconciler records when it saw the deny, and says so in Ready.
+	// The Workload reconciler records when it saw the deny, and says so in
+	// Ready; with no credo-workload-denials here, spec.denied.by is quoted
+	// as unestablished, never recorded as who denied it.
 	var denied *enrollv1.Workload
 	waitFor(t, func() bool {
 		denied = getWorkload(t, ns, w.uuid)
 		return conditions.GetReason(denied, meta.ReadyCondition) == enrollv1.DeniedReason && denied.Status.DeniedAt != nil
 	})
-	if msg := conditions.GetMessage(denied, meta.ReadyCondition); !strings.Contains(msg, "by alice") || !strings.Contains(msg, "laptop reported stolen") {
-		t.Fatalf("Ready's message %q does not say who denied it and why", msg)
+	if msg := conditions.GetMessage(denied, meta.ReadyCondition); !strings.Contains(msg, `spec.denied.by says "alice", which is not established`) ||
+		!strings.Contains(msg, "laptop reported stolen") || denied.Status.DeniedBy != "" {
+		t.Fatalf("Ready's message %q (status.deniedBy %q) does not say why it is denied and that spec.denied.by is not established", msg, denied.Status.DeniedBy)
 	}
 
 	setDenied(t, ns, w.uuid, nil)

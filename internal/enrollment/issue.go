@@ -130,7 +130,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		next.Status.Certificate, next.Status.RequestSHA256, next.Status.IssuedTo = certificates, digest, &peer
 		// check refused a denied workload: a denial the Workload
 		// reconciler saw is over.
-		next.Status.DeniedAt = nil
+		next.Status.DeniedAt, next.Status.DeniedBy = nil, ""
 		next.Status.NotBefore, next.Status.NotAfter, next.Status.RenewAfter = &nb, &na, &ra
 		if renewal {
 			next.Status.LastRenewal = &at

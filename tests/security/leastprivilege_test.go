@@ -88,6 +88,7 @@ const (
 	sourceG    = "source.toolkit.fluxcd.io"
 	rbacG      = "rbac.authorization.k8s.io"
 	authzG     = "authorization.k8s.io"
+	admissionG = "admissionregistration.k8s.io"
 	aggregator = "apiregistration.k8s.io"
 	accessAPI  = "v1alpha1.access.credo.dev"
 )
@@ -179,6 +180,9 @@ var leastPrivilege = map[string]struct {
 			ra("update", enrollG, "jointokens", tenantNS).sub("status"), ra("patch", enrollG, "enrollmentpolicies", tenantNS).sub("status"),
 			ra("watch", enrollG, "jointokens", ""), ra("create", "cert-manager.io", "certificaterequests", platformNamespace),
 			ra("create", core, "events", tenantNS), ra("update", "coordination.k8s.io", "leases", platformNamespace),
+			// Whether credo-workload-denials admitted a denial's by (status.deniedBy).
+			ra("get", admissionG, "validatingadmissionpolicies", "").named("credo-workload-denials"),
+			ra("get", admissionG, "validatingadmissionpolicybindings", "").named("credo-workload-denials"),
 		},
 		not: []access{
 			ra("get", core, "secrets", tenantNS), ra("list", core, "secrets", tenantNS), ra("watch", core, "secrets", ""),
@@ -190,6 +194,9 @@ var leastPrivilege = map[string]struct {
 			ra("create", trustG, "trustanchors", tenantNS), ra("list", trustG, "trustanchors", ""),
 			ra("patch", trustG, "trustanchors", platformNamespace).sub("status"), ra("update", trustG, "trustanchors", platformNamespace),
 			ra("get", helmG, "helmreleases", tenantNS), ra("get", core, "configmaps", tenantNS),
+			ra("list", admissionG, "validatingadmissionpolicies", ""), ra("get", admissionG, "validatingadmissionpolicies", "").named("credo-trust-sources"),
+			ra("update", admissionG, "validatingadmissionpolicies", "").named("credo-workload-denials"),
+			ra("delete", admissionG, "validatingadmissionpolicybindings", "").named("credo-workload-denials"),
 		},
 	},
 }

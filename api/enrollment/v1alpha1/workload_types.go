@@ -226,6 +226,20 @@ type WorkloadStatus struct {
 	// +optional
 	DeniedAt *metav1.Time `json:"deniedAt,omitempty"`
 
+	// deniedBy is who denied the workload, as the enrollment-controller
+	// established it: spec.denied.by, recorded only while the admission
+	// policy credo-workload-denials (which admits a denial only in its
+	// writer's name) and its binding are installed, deny, cover every
+	// namespace, and are older than the Workload, so that they admitted
+	// every write of its spec.denied. Empty when spec.denied.by is, or
+	// when it could not be established (the Ready message says why).
+	// Namespace admins may write spec.denied but not the status: this is
+	// the record of who denied that a tenant cannot forge, for the
+	// generation the Ready condition (reason Denied) observed.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	DeniedBy string `json:"deniedBy,omitempty"`
+
 	// duplicate is the last duplicate-identity signal: a renewal that
 	// presented a still valid certificate of this workload other than its
 	// latest one (a cloned host). The DuplicateIdentity condition says the same.
