@@ -230,8 +230,9 @@ func releaseStatus(g Gomega, hr *helmv2.HelmRelease, token string, ready metav1.
 	}}
 	conditions.Set(hr, &metav1.Condition{Type: meta.ReadyCondition, Status: ready, Reason: reason,
 		Message: "Helm upgrade succeeded", ObservedGeneration: hr.Generation, LastTransitionTime: now})
-	g.Expect(env.Client.Status().Update(ctx, hr)).To(Succeed())
+	// Helm records the release before helm-controller reports it.
 	writeHelmRecord(g, hr.Namespace, hr.Name, 2, deployedConfig(g, hr))
+	g.Expect(env.Client.Status().Update(ctx, hr)).To(Succeed())
 }
 
 // An account delivered through valuesFrom, with helm-controller's status

@@ -161,7 +161,7 @@ func TestClickHouseAccountIsDeliveredThroughValuesFrom(t *testing.T) {
 	g.Eventually(func() []helmv2.ValuesReference {
 		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)
 		return hr.Spec.ValuesFrom
-	}, 10*time.Second, 100*time.Millisecond).Should(Equal([]helmv2.ValuesReference{other, want}))
+	}, 10*time.Second, 100*time.Millisecond).Should(Equal([]helmv2.ValuesReference{want, other}), "the account's entry first, before every entry credo did not write")
 	var s corev1.Secret
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ch.app.account"}, &s)).To(Succeed())
 	g.Expect(s.Labels).To(HaveKeyWithValue("reconcile.fluxcd.io/watch", "Enabled"))
