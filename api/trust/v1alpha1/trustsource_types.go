@@ -94,10 +94,52 @@ type TrustSourceSpec struct {
 	// +optional
 	Key string `json:"key,omitempty"`
 
+	// sourceWriters names the identities that may write the rule's source
+	// Secrets: create a Secret with a name the rule's secretName gives a
+	// release, or change its data or type, in the namespaces the rule
+	// applies to. The cluster's administrators (group system:masters) and
+	// the ServiceAccounts of kube-system always may. When unset, so may
+	// every ServiceAccount of a namespace other than the Secret's (an
+	// operator running in its own namespace), which includes controllers
+	// that write on a tenant's behalf, such as Flux's helm-controller and
+	// kustomize-controller: name the engine's operator here to exclude them.
+	// When set, of all the others only the users and groups named here may
+	// (naming a ServiceAccount of the Secret's own namespace admits whoever
+	// may run pods there, edit users included). Enforced at admission by the
+	// ValidatingAdmissionPolicy credo-trust-source-names (config/admission),
+	// not by the controller.
+	// +optional
+	SourceWriters *SourceWriters `json:"sourceWriters,omitempty"`
+
 	// suspend stops the rule from creating new TrustAnchors. The anchors it
 	// created keep their source and stay projected.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+}
+
+// SourceWriters names who may write a rule's source Secrets, as
+// kube-apiserver authenticates them.
+// +kubebuilder:validation:XValidation:rule="has(self.users) || has(self.groups)",message="sourceWriters must name at least one user or group"
+type SourceWriters struct {
+	// users are user names: a ServiceAccount is
+	// system:serviceaccount:<namespace>:<name>.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=512
+	// +optional
+	Users []string `json:"users,omitempty"`
+
+	// groups are group names: every ServiceAccount of a namespace is
+	// system:serviceaccounts:<namespace>.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=512
+	// +optional
+	Groups []string `json:"groups,omitempty"`
 }
 
 // TrustSourceStatus reports what the rule matched.
