@@ -83,7 +83,8 @@ func TestASourceDerivesTheAccountsOfChartRefReleasesAndKeepsThemWhileTheChartIsU
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(src), src)).To(Succeed())
 		g.Expect(conditions.GetReason(src, credv1.ReleasesNotAppliedCondition)).To(Equal(credv1.ChartUnresolvedReason))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
-	sourceStatusNamesNone(g, src, ns)
+	// The source's own selector (app=<namespace>) is the platform's text.
+	sourceStatusNamesNone(g, src, ns+"/pg", platform+"/pg")
 	g.Consistently(func() []string { return usernamesOf(g, ns, src.Name) }, 2*time.Second, 200*time.Millisecond).
 		Should(Equal([]string{"alice", "postgres"}))
 }
