@@ -41,9 +41,7 @@ func CacheTransform(prune func(*helmv2.HelmRelease)) toolscache.TransformFunc {
 			return in, nil
 		}
 		hr.ManagedFields = nil
-		if _, ok := hr.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
-			delete(hr.Annotations, corev1.LastAppliedConfigAnnotation)
-		}
+		delete(hr.Annotations, corev1.LastAppliedConfigAnnotation)
 		prune(hr)
 		return hr, nil
 	}
