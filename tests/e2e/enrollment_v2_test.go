@@ -98,7 +98,7 @@ func TestDeniedAgentStopsAndRenewsAgainOnceLifted(t *testing.T) {
 	c, _ := a.waitCert(t, nil, 30*time.Second)
 	id := uuidOf(c)
 
-	patchWorkload(t, ns, id, `{"spec":{"denied":{"reason":"host decommissioned","by":"e2e"}}}`)
+	patchWorkload(t, ns, id, `{"spec":{"denied":{"reason":"host decommissioned"}}}`)
 	if code := a.waitExit(t, ttl+5*time.Second); code != exitDenied {
 		t.Fatalf("a denied agent exited %d, want %d:\n%s", code, exitDenied, a.log(t))
 	}
