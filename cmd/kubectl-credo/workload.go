@@ -25,36 +25,37 @@ import (
 	"strings"
 	"time"
 
-	"github.com/credo-dev/credo/internal/caller"
-
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/caller"
 )
 
 // fieldManager is the field manager of what the plugin writes.
 const fieldManager = "kubectl-credo"
 
 const workloadUsage = `usage:
-  kubectl credo workload deny <uuid> --reason text [-n namespace]
-  kubectl credo workload undeny <uuid> [-n namespace]
+  kubectl credo workload deny <uuid> --reason text [-n namespace | -A]
+  kubectl credo workload undeny <uuid> [-n namespace | -A]
 
 kubectl credo workload <command> --help shows a command's flags.`
 
 const (
-	workloadDenyUsage = `usage: kubectl credo workload deny <uuid> --reason text [-n namespace]
+	workloadDenyUsage = `usage: kubectl credo workload deny <uuid> --reason text [-n namespace | -A]
 
 Deny an enrolled workload (spec.denied, with you as its author): its next renewal is refused, and
-its current certificate stays valid until its notAfter. Without -n the workload is looked up in
-every namespace.`
-	workloadUndenyUsage = `usage: kubectl credo workload undeny <uuid> [-n namespace]
+its current certificate stays valid until its notAfter. The workload is looked up in the namespace
+-n names, else the current context's (as kubectl does); -A looks in every namespace.`
+	workloadUndenyUsage = `usage: kubectl credo workload undeny <uuid> [-n namespace | -A]
 
-Lift a workload's denial (remove spec.denied): it renews again, within its policy's grace.
-Without -n the workload is looked up in every namespace.`
+Lift a workload's denial (remove spec.denied): it renews again, within its policy's grace. The
+workload is looked up in the namespace -n names, else the current context's (as kubectl does);
+-A looks in every namespace.`
 )
 
 // workloadCmd dispatches the workload commands.
@@ -72,6 +73,7 @@ func workloadDeny(args []string, stdout io.Writer) error {
 	cmd := newCommand("workload deny", workloadDenyUsage)
 	fs := cmd.fs
 	reason := fs.String("reason", "", "why the workload is denied, at most 1024 characters; required, and told to the refused agent")
+	all := bindAllNamespaces(fs)
 	cl := cmd.cluster()
 	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
@@ -84,7 +86,7 @@ func workloadDeny(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, wl, err := findWorkload(ctx, cl, fs.Arg(0))
+	c, wl, err := findWorkload(ctx, cl, *all, fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -108,6 +110,7 @@ func workloadDeny(args []string, stdout io.Writer) error {
 func workloadUndeny(args []string, stdout io.Writer) error {
 	cmd := newCommand("workload undeny", workloadUndenyUsage)
 	fs := cmd.fs
+	all := bindAllNamespaces(fs)
 	cl := cmd.cluster()
 	if help, err := cmd.parse(args, stdout); help || err != nil {
 		return err
@@ -117,7 +120,7 @@ func workloadUndeny(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, wl, err := findWorkload(ctx, cl, fs.Arg(0))
+	c, wl, err := findWorkload(ctx, cl, *all, fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -129,17 +132,30 @@ func workloadUndeny(args []string, stdout io.Writer) error {
 	return printUndenied(stdout, wl, previous, previousBy)
 }
 
+// bindAllNamespaces binds -A, --all-namespaces, as kubectl names it.
+func bindAllNamespaces(fs *pflag.FlagSet) *bool {
+	return fs.BoolP("all-namespaces", "A", false, "look for the workload in every namespace (its name, a UUID, is unique), if you may list workloads cluster-wide")
+}
+
 // findWorkload reads the Workload named uuid: in the namespace -n names,
-// or, without -n, in whichever namespace holds it (names are UUIDs, unique
-// across namespaces).
-func findWorkload(ctx context.Context, cl *cluster, uuid string) (client.Client, *enrollv1.Workload, error) {
+// else in the current context's (kubectl's default namespace, "default"
+// when the context names none), or, with all, in whichever namespace
+// holds it (names are UUIDs, unique across namespaces).
+func findWorkload(ctx context.Context, cl *cluster, all bool, uuid string) (client.Client, *enrollv1.Workload, error) {
+	if all && *cl.flags.Namespace != "" {
+		return nil, nil, errors.New("pass -n <namespace> or -A, not both")
+	}
 	c, ns, err := cl.client()
 	if err != nil {
 		return nil, nil, err
 	}
-	if *cl.flags.Namespace != "" {
+	if !all {
 		var wl enrollv1.Workload
 		switch err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &wl); {
+		case apierrors.IsNotFound(err) && *cl.flags.Namespace == "":
+			return nil, nil, fmt.Errorf("no workload %s in %s, the current context's namespace: pass -n <namespace>, or -A to look in every namespace", uuid, ns)
+		case apierrors.IsForbidden(err) && *cl.flags.Namespace == "":
+			return nil, nil, fmt.Errorf("reading workload %s in %s, the current context's namespace: pass -n <namespace>, or -A to look in every namespace: %w", uuid, ns, err)
 		case apierrors.IsNotFound(err):
 			return nil, nil, fmt.Errorf("no workload %s in %s (kubectl get workloads -n %s)", uuid, ns, ns)
 		case err != nil:
@@ -150,7 +166,7 @@ func findWorkload(ctx context.Context, cl *cluster, uuid string) (client.Client,
 	var list enrollv1.WorkloadList
 	switch err := c.List(ctx, &list, client.MatchingFields{"metadata.name": uuid}); {
 	case apierrors.IsForbidden(err):
-		return nil, nil, fmt.Errorf("looking for workload %s in every namespace: you may not list workloads cluster-wide; pass -n <namespace>: %w", uuid, err)
+		return nil, nil, fmt.Errorf("looking for workload %s in every namespace: you may not list workloads cluster-wide; pass -n <namespace> instead of -A: %w", uuid, err)
 	case err != nil:
 		return nil, nil, fmt.Errorf("looking for workload %s in every namespace: %w", uuid, err)
 	}

@@ -250,8 +250,13 @@ func TestANamespaceAdminDeniesAndUndeniesButEditAndViewCannot(t *testing.T) {
 	}
 	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(HaveField("By", "ada"), "edit and view changed nothing")
 
+	_, err = plugin(ada, "workload", "deny", uuid, "--reason", "x", "-A")
+	g.Expect(err).To(MatchError(ContainSubstring("you may not list workloads cluster-wide; pass -n <namespace> instead of -A")), "-A tells a namespace admin to name the namespace")
 	_, err = plugin(ada, "workload", "deny", uuid, "--reason", "x")
-	g.Expect(err).To(MatchError(ContainSubstring("you may not list workloads cluster-wide; pass -n <namespace>")), "without -n a namespace admin is told to name it")
+	g.Expect(err).To(MatchError(ContainSubstring("reading workload "+uuid+" in default, the current context's namespace: pass -n <namespace>, or -A to look in every namespace: ")),
+		"without -n, kubectl's default namespace, where ada may read nothing")
+	_, err = plugin(ada, "workload", "deny", uuid, "--reason", "x", "-A", "-n", ns)
+	g.Expect(err).To(MatchError("pass -n <namespace> or -A, not both"))
 	_, err = plugin(ada, "workload", "undeny", "3f1c2b8e-0000-4000-8000-00000000dead", "-n", ns)
 	g.Expect(err).To(MatchError("no workload 3f1c2b8e-0000-4000-8000-00000000dead in deny-admin (kubectl get workloads -n deny-admin)"))
 
@@ -265,9 +270,33 @@ func TestANamespaceAdminDeniesAndUndeniesButEditAndViewCannot(t *testing.T) {
 	g.Expect(out).To(ContainSubstring("was not denied; nothing changed"))
 }
 
-// Without -n the plugin finds a Workload in whichever namespace holds it,
+// Without -n, deny and undeny act in the current context's namespace, as
+// kubectl does: a namespace admin whose kubeconfig names its namespace
+// (as a platform hands it out) denies and undenies without -n.
+func TestWorkloadDenyWithoutANamespaceUsesTheContextsNamespace(t *testing.T) {
+	env := tenantRoles(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	const ns, uuid = "deny-context", "3f1c2b8e-0000-4000-8000-0000000000f1"
+	enrolledWorkload(ctx, t, env, ns, uuid)
+	ada, _ := tenant(ctx, t, env, ns, "ada-context", "admin")
+	g.Expect(controlplane.SetKubeconfigNamespace(ada, ns)).To(Succeed())
+	awaitAggregated(t, env, ns, "ada-context", "patch")
+
+	out, err := plugin(ada, "workload", "deny", uuid, "--reason", "decommissioned")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(HavePrefix("workload " + ns + "/" + uuid + " "))
+	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(HaveField("By", "ada-context"))
+	out, err = plugin(ada, "workload", "undeny", uuid)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(denialOf(ctx, g, env, ns, uuid)).To(BeNil())
+	_, err = plugin(ada, "workload", "undeny", "3f1c2b8e-0000-4000-8000-00000000dead")
+	g.Expect(err).To(MatchError("no workload 3f1c2b8e-0000-4000-8000-00000000dead in " + ns + ", the current context's namespace: pass -n <namespace>, or -A to look in every namespace"))
+}
+
+// With -A the plugin finds a Workload in whichever namespace holds it,
 // and refuses to guess when none or several do.
-func TestWorkloadDenyWithoutANamespaceLooksInEveryNamespace(t *testing.T) {
+func TestWorkloadDenyAllNamespacesLooksInEveryNamespace(t *testing.T) {
 	env := controlPlane(t)
 	ctx := context.Background()
 	g := NewWithT(t)
@@ -276,15 +305,15 @@ func TestWorkloadDenyWithoutANamespaceLooksInEveryNamespace(t *testing.T) {
 	enrolledWorkload(ctx, t, env, "find-a", twin)
 	enrolledWorkload(ctx, t, env, "find-b", twin)
 
-	out, err := plugin(env.Kubeconfig, "workload", "deny", uuid, "--reason", "decommissioned")
+	out, err := plugin(env.Kubeconfig, "workload", "deny", uuid, "--reason", "decommissioned", "-A")
 	g.Expect(err).NotTo(HaveOccurred(), out)
 	g.Expect(out).To(HavePrefix("workload find-a/" + uuid + " "))
 	g.Expect(out).To(ContainSubstring("denied by admin: decommissioned"))
 	g.Expect(denialOf(ctx, g, env, "find-a", uuid)).To(HaveField("By", "admin"))
 
-	_, err = plugin(env.Kubeconfig, "workload", "deny", twin, "--reason", "decommissioned")
+	_, err = plugin(env.Kubeconfig, "workload", "deny", twin, "--reason", "decommissioned", "-A")
 	g.Expect(err).To(MatchError("workload " + twin + " is in 2 namespaces (find-a, find-b): pass -n <namespace>"))
-	_, err = plugin(env.Kubeconfig, "workload", "undeny", "3f1c2b8e-0000-4000-8000-00000000dead")
+	_, err = plugin(env.Kubeconfig, "workload", "undeny", "3f1c2b8e-0000-4000-8000-00000000dead", "--all-namespaces")
 	g.Expect(err).To(MatchError("no workload 3f1c2b8e-0000-4000-8000-00000000dead in any namespace (kubectl get workloads -A)"))
 	g.Expect(denialOf(ctx, g, env, "find-b", twin)).To(BeNil())
 }

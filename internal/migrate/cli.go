@@ -71,11 +71,29 @@ func (f *Flags) BindFlags(fs *pflag.FlagSet) {
 // the report (skipped by this run or an earlier one in another scope).
 const ExitSkipped = 2
 
-// SkippedError is returned when releases stay listed in the report.
-type SkippedError struct{ Listed int }
+// SkippedError is returned when releases stay listed in the report, or
+// would be by the same run with --apply.
+type SkippedError struct {
+	// Listed counts the releases listed in the report (or that would be).
+	Listed int
+	// Report is the report ConfigMap, namespace/name.
+	Report string
+	// DryRun: nothing was written, the report included.
+	DryRun bool
+}
 
 func (e *SkippedError) Error() string {
-	return fmt.Sprintf("%d release(s) skipped and listed in the report", e.Listed)
+	if e.DryRun {
+		return fmt.Sprintf("dry run: %d release(s) would be skipped and listed in %s; nothing was written", e.Listed, e.reportName())
+	}
+	return fmt.Sprintf("%d release(s) skipped and listed in %s", e.Listed, e.reportName())
+}
+
+func (e *SkippedError) reportName() string {
+	if e.Report == "" {
+		return "the report"
+	}
+	return e.Report
 }
 
 // ExitCode is ExitSkipped.
@@ -126,11 +144,12 @@ func Command(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := Print(stdout, res, f.PlatformNamespace+"/"+o.ReportConfigMap); err != nil {
+	report := f.PlatformNamespace + "/" + o.ReportConfigMap
+	if err := Print(stdout, res, report); err != nil {
 		return err
 	}
 	if len(res.Listed) > 0 {
-		return &SkippedError{Listed: len(res.Listed)}
+		return &SkippedError{Listed: len(res.Listed), Report: report, DryRun: !res.Applied}
 	}
 	return nil
 }

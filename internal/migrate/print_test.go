@@ -57,3 +57,16 @@ func TestPrint(t *testing.T) {
 			Not(ContainSubstring("Dry run"))))
 	})
 }
+
+// TestSkippedErrorSaysWhatHappened: the last line of a run, which kubectl
+// credo prints on stderr, tells a dry run from an applied one: a dry run
+// lists nothing anywhere.
+func TestSkippedErrorSaysWhatHappened(t *testing.T) {
+	g := NewWithT(t)
+	dry := &SkippedError{Listed: 4, Report: "credo-system/credo-migration", DryRun: true}
+	g.Expect(dry.Error()).To(Equal("dry run: 4 release(s) would be skipped and listed in credo-system/credo-migration; nothing was written"))
+	applied := &SkippedError{Listed: 2, Report: "credo-system/credo-migration"}
+	g.Expect(applied.Error()).To(Equal("2 release(s) skipped and listed in credo-system/credo-migration"))
+	g.Expect(dry.ExitCode()).To(Equal(ExitSkipped))
+	g.Expect(applied.ExitCode()).To(Equal(ExitSkipped))
+}

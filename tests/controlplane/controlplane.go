@@ -136,6 +136,10 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                e.Scheme,
+		// kube-apiserver drains its requests and watches before it exits;
+		// envtest's 20 seconds were not always enough on a loaded machine,
+		// and `make dev` ended with an error though everything stopped.
+		ControlPlaneStopTimeout: StopTimeout,
 	}
 	args := e.env.ControlPlane.GetAPIServer().Configure()
 	if opts.Aggregation {
@@ -187,6 +191,10 @@ func (e *Environment) WriteKubeconfig(user string, groups []string, name string)
 	}
 	return path, nil
 }
+
+// StopTimeout is how long Stop lets kube-apiserver, and then etcd, shut
+// down gracefully before it kills them and reports that it had to.
+const StopTimeout = time.Minute
 
 // Stop stops kube-controller-manager, kube-apiserver and etcd, and removes
 // the environment directory when Start created it.

@@ -16,9 +16,34 @@ limitations under the License.
 
 package controlplane
 
+import (
+	"fmt"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
 // ServiceAccountUser is the user name and groups kube-apiserver gives the
 // ServiceAccount namespace/name.
 func ServiceAccountUser(namespace, name string) (string, []string) {
 	return "system:serviceaccount:" + namespace + ":" + name,
 		[]string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
+}
+
+// SetKubeconfigNamespace makes ns the namespace of the kubeconfig's
+// current context, as a platform hands a tenant its kubeconfig: kubectl
+// and kubectl credo act there when no -n is given.
+func SetKubeconfigNamespace(path, ns string) error {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", path, err)
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return fmt.Errorf("%s: no current context", path)
+	}
+	ctx.Namespace = ns
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }

@@ -80,8 +80,8 @@ func grantsHelmReleases(rules []rbacv1.PolicyRule) bool {
 
 // Tenant binds user to the built-in ClusterRole role (admin, edit or view,
 // each with credo's and Flux's roles aggregated) in namespace ns, and
-// returns its kubeconfig and REST config: a tenant as a platform that
-// grants Flux's roles makes one.
+// returns its kubeconfig (whose context's namespace is ns) and REST
+// config: a tenant as a platform that grants Flux's roles makes one.
 func (e *Environment) Tenant(ctx context.Context, user, ns, role string) (string, *rest.Config, error) {
 	rb := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role, Namespace: ns},
@@ -93,6 +93,9 @@ func (e *Environment) Tenant(ctx context.Context, user, ns, role string) (string
 	}
 	path, err := e.WriteKubeconfig(user, []string{"system:authenticated"}, user+".kubeconfig")
 	if err != nil {
+		return "", nil, err
+	}
+	if err := controlplane.SetKubeconfigNamespace(path, ns); err != nil {
 		return "", nil, err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)

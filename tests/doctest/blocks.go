@@ -25,8 +25,12 @@ limitations under the License.
 //	<!-- credo:run hide-output -->        run it, never print its output (it prints a password or a token)
 //	<!-- credo:run timeout=3m -->         run it with a longer timeout than DefaultTimeout
 //	<!-- credo:run exit=2 -->             run it; it succeeds when it exits with 2 (a documented status)
+//	<!-- credo:run tty -->                run it at a terminal (a pseudo-terminal), as typed by a reader
 //	<!-- credo:needs-cluster -->          not run: needs a real cluster, a host or a service make dev has not
 //	<!-- credo:not-run -->                not run: not a command against a cluster (make dev itself, placeholders)
+//
+// A block runs with its output a pipe, as from a script or an editor's
+// pane, unless its marker says tty: a block written for a terminal says so.
 //
 // An unmarked shell block is an error, so that every new block says which it is.
 // A console block's commands are its lines that start with "$ " (and the
@@ -76,6 +80,8 @@ type Block struct {
 	// Exit is the exit status the block succeeds with (0 unless the marker
 	// names one).
 	Exit int
+	// TTY: the block runs at a pseudo-terminal, not a pipe.
+	TTY bool
 	// Script is what runs: the block, or a console block's commands.
 	Script string
 }
@@ -174,6 +180,8 @@ func parseMarker(m string) (Block, error) {
 		switch {
 		case f == "hide-output":
 			b.HideOutput = true
+		case f == "tty":
+			b.TTY = true
 		case strings.HasPrefix(f, "exit="):
 			n, err := strconv.Atoi(strings.TrimPrefix(f, "exit="))
 			if err != nil || n < 0 || n > 255 {

@@ -34,7 +34,7 @@ func TestParse(t *testing.T) {
 		"```yaml\n" + // 6: not a shell block, needs no marker
 		"kind: X\n" +
 		"```\n" +
-		"<!-- credo:run hide-output timeout=2m -->\n" +
+		"<!-- credo:run hide-output tty timeout=2m -->\n" +
 		"```console\n" + // 10
 		"$ kubectl credo token create p \\\n" +
 		"    -n ns\n" +
@@ -55,7 +55,7 @@ func TestParse(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(blocks).To(Equal([]Block{
 		{Line: 3, Lang: "sh", Marker: Run, Timeout: DefaultTimeout, Script: "kubectl get credo -A\n"},
-		{Line: 10, Lang: "console", Marker: Run, HideOutput: true, Timeout: 2 * time.Minute,
+		{Line: 10, Lang: "console", Marker: Run, HideOutput: true, TTY: true, Timeout: 2 * time.Minute,
 			Script: "kubectl credo token create p \\\n    -n ns\nkubectl credo token list -n ns\n"},
 		{Line: 18, Lang: "bash", Marker: NeedsCluster, Timeout: DefaultTimeout, Script: "cmctl status\n"},
 		{Line: 22, Lang: "sh", Marker: Run, Timeout: DefaultTimeout, Exit: 2, Script: "kubectl credo migrate -A\n"},

@@ -141,6 +141,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 	text, err := run()
 	g.Expect(exitCode(err)).To(Equal(migrate.ExitSkipped))
 	g.Expect(text).To(And(ContainSubstring("Dry run"), ContainSubstring("pgdb_alice"), ContainSubstring("rotate")))
+	g.Expect(err.Error()).To(HavePrefix("dry run: 2 release(s) would be skipped"), "a dry run says it listed nothing")
 	g.Expect(versions(t, c, ns)).To(Equal(before), "a dry run writes no Secret")
 	g.Expect(report()).To(BeNil(), "a dry run writes no ConfigMap")
 
