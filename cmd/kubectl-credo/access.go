@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/term"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -111,6 +112,7 @@ func mint(args []string, stdout io.Writer) error {
 	// POST .../accounts/<account>/mint: the account is in the URL, so
 	// kube-apiserver's audit log names it.
 	if err := c.SubResource("mint").Create(ctx, accountRef(ns, fs.Arg(0)), m); err != nil {
+		err = canIHint(err, ns, "create accounts.access.credo.dev --subresource=mint")
 		return version.explain(ctx, c, ns, fs.Arg(0), fmt.Errorf("minting %s/%s: %w", ns, fs.Arg(0), err))
 	}
 	return printMint(stdout, *output, m, cl.warnings.texts)
@@ -176,11 +178,22 @@ func revoke(args []string, stdout io.Writer) error {
 	}
 	r := &accessv1.Revocation{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: rv}}
 	if err := c.SubResource("revocation").Create(ctx, accountRef(ns, fs.Arg(0)), r); err != nil {
+		err = canIHint(err, ns, "create accounts.access.credo.dev --subresource=revocation")
 		return version.explain(ctx, c, ns, fs.Arg(0), fmt.Errorf("revoking %s/%s: %w", ns, fs.Arg(0), err))
 	}
 	_, err = fmt.Fprintf(stdout, "revoked %s: Secret %s is at resourceVersion %s; nobody can log in until the next mint\n%s",
 		fs.Arg(0), r.Status.SecretName, r.Status.ResourceVersion, warningLines(cl.warnings.texts))
 	return err
+}
+
+// canIHint adds to a refusal the kubectl auth can-i check of the right it
+// needs: the subresources take --subresource, and "accounts/mint" asks
+// about an account named mint.
+func canIHint(err error, ns, check string) error {
+	if !apierrors.IsForbidden(err) {
+		return err
+	}
+	return fmt.Errorf("%w (check the right with: kubectl auth can-i %s -n %s)", err, check, ns)
 }
 
 // accountRef is the Account a mint or revocation subresource is posted to.

@@ -95,6 +95,7 @@ func tokenCreate(args []string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Create(ctx, req); err != nil {
+		err = canIHint(err, ns, "create jointokenrequests.access.credo.dev")
 		return fmt.Errorf("creating a join token of policy %s/%s: %w", ns, fs.Arg(0), err)
 	}
 	if req.Namespace == "" {

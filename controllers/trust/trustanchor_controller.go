@@ -298,18 +298,26 @@ func writeFailed(ev reconciler.Events, ta *trustv1.TrustAnchor, err error) error
 	case errors.As(err, &guard):
 		metrics.KeyRefused(ta.Namespace, string(guard.Reason))
 		err = reconciler.NewStalling(string(guard.Reason),
-			"refused Secret %s key %s: %s; %s", ta.Spec.Source.Name, ta.GetSourceKey(), guard.Detail, keptProjection(ta))
+			"refused Secret %s key %s: %s%s; %s", ta.Spec.Source.Name, ta.GetSourceKey(), guard.Detail, whyRefused(guard), keptProjection(ta))
 		markFailure(ev, ta, trustv1.SourceRejectedCondition, err)
 	case errors.Is(err, projection.ErrCollision):
 		metrics.TrustCollision(ta.Namespace)
 		err = reconciler.NewStalling(trustv1.NameCollisionReason,
-			"Secret %s exists and was not created by credo; it is left untouched", ta.ProjectionName())
+			"Secret %s exists and was not created by credo, which never overwrites a Secret it did not create; it is left untouched: delete it for credo to project here", ta.ProjectionName())
 		markFailure(ev, ta, trustv1.ProjectionFailedCondition, err)
 	default:
 		err = &reconciler.Generic{Reason: trustv1.WriteFailedReason, Err: err}
 		markFailure(ev, ta, trustv1.ProjectionFailedCondition, err)
 	}
 	return err
+}
+
+// whyRefused says which guard a refusal is: a private key never passes.
+func whyRefused(guard *pem.Error) string {
+	if guard.Reason == pem.ReasonPrivateKey {
+		return ", and credo never projects a private key"
+	}
+	return ""
 }
 
 // keptProjection says what a refused source leaves in place: the last

@@ -166,6 +166,8 @@ func TestForeignSecretAtTheProjectionNameIsNeverWritten(t *testing.T) {
 	g.Expect(conditions.IsReady(ta)).To(BeFalse())
 	g.Expect(conditions.IsStalled(ta)).To(BeTrue())
 	g.Expect(testenv.KStatus(t, ta)).To(Equal(status.FailedStatus))
+	g.Expect(conditions.GetMessage(ta, meta.ReadyCondition)).To(Equal("Secret nats.tenant-ca exists and was not created by credo, " +
+		"which never overwrites a Secret it did not create; it is left untouched: delete it for credo to project here"), "the message says why and what to do")
 	var got corev1.Secret
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), &got)).To(Succeed())
 	g.Expect(got.ResourceVersion).To(Equal(foreign.ResourceVersion))
@@ -213,7 +215,7 @@ func TestPrivateKeyBeforeAnyProjectionSaysNothingIsProjected(t *testing.T) {
 
 	ta := anchorWith(g, ns, "os", hasReason(trustv1.SourceRejectedCondition, trustv1.PrivateKeyDetectedReason))
 	g.Expect(conditions.GetMessage(ta, meta.ReadyCondition)).To(MatchRegexp(
-		`^refused Secret os-ca key ca\.crt: a private key marker was found at byte offset \d+; nothing is projected until it holds only certificates$`))
+		`^refused Secret os-ca key ca\.crt: a private key marker was found at byte offset \d+, and credo never projects a private key; nothing is projected until it holds only certificates$`))
 	g.Expect(ta.Status.ProjectedSecret).To(BeEmpty())
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "os" + trustv1.ProjectionSuffix}, &corev1.Secret{})).
 		To(Satisfy(apierrors.IsNotFound), "no projection was written")

@@ -52,11 +52,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	tenant, _, err := env.Tenant(ctx, "tenant-demo-admin", "tenant-demo", "admin")
-	if err != nil {
-		fail(err)
-	}
-	printWelcome(env, tenant)
+	printWelcome(env)
 
 	<-ctx.Done()
 	fmt.Println("\ncredo dev: stopping ...")
@@ -66,7 +62,7 @@ func main() {
 	fmt.Println("credo dev: stopped")
 }
 
-func printWelcome(env *devenv.Environment, tenant string) {
+func printWelcome(env *devenv.Environment) {
 	kubectl := fmt.Sprintf("%s --kubeconfig %s", env.KubectlPath, env.Kubeconfig)
 	fmt.Printf(`
 credo is running on a local Kubernetes %s control plane.
@@ -83,12 +79,21 @@ Look around (bin/ holds kubectl, flux and kubectl-credo; alias k='%s' works too)
   kubectl get helmreleases -A
   kubectl get trustsources
   kubectl get secrets -n tenant-demo -l internal.cozystack.io/tenant-ca=true
-  kubectl describe trustanchor -n tenant-demo nats-bus
+  kubectl describe trustanchor -n tenant-demo postgres-main
   kubectl get events -A
   flux events -A   # Warnings about a release show on its HelmRelease
 
-Controllers:
+Not Ready on purpose: these samples show credo's guards at work (kubectl describe says more):
+
 `, controlplane.KubernetesVersion, env.Kubeconfig, env.Dir, kubectl, env.Kubeconfig, filepath.Join(controlplane.RepoRoot(), "bin"))
+	for _, o := range devenv.FailingOnPurpose {
+		name := o.Resource + "/" + o.Name
+		if o.Namespace != "" {
+			name = o.Namespace + " " + name
+		}
+		fmt.Printf("  %-35s %-20s %s\n", name, o.Reason, o.Why)
+	}
+	fmt.Printf("\nControllers:\n")
 	for _, c := range env.Controllers {
 		fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
 	}
@@ -100,12 +105,14 @@ Controllers:
 	fmt.Printf(`
 Act as a tenant: the user tenant-demo-admin is bound to admin in tenant-demo, with Flux's
 flux-view and flux-edit aggregated into it as a platform that grants Flux's roles has them
-(docs/security.md, "What each tenant reaches"):
+(docs/security.md, "What each tenant reaches"); its kubeconfig's namespace is tenant-demo:
 
-  kubectl --kubeconfig %s -n tenant-demo get helmreleases
-  kubectl --kubeconfig %s -n tenant-demo patch helmrelease ch-logs --type=json \
+  export TENANT=%s
+  kubectl --kubeconfig $TENANT get helmreleases
+  kubectl --kubeconfig $TENANT auth can-i create accounts.access.credo.dev --subresource=mint   # yes: may mint
+  kubectl --kubeconfig $TENANT patch helmrelease ch-logs --type=json \
     -p '[{"op":"remove","path":"/spec/valuesFrom/0"}]'   # refused: it delivers a platform account
-`, tenant, tenant)
+`, env.DemoTenantKubeconfig)
 	fmt.Printf(`
 Enroll an agent (the enrollment listener is %s):
 

@@ -79,6 +79,9 @@ type Environment struct {
 
 	// EnrollmentURL is where agents reach the enrollment listener.
 	EnrollmentURL string
+	// DemoTenantKubeconfig is DemoTenant's kubeconfig, whose context's
+	// namespace is DemoNamespace; empty when no samples were applied.
+	DemoTenantKubeconfig string
 
 	// kubeconfigs are the controllers' own, by controller name.
 	kubeconfigs   map[string]string
@@ -188,6 +191,9 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if opts.Samples != "-" {
 		if out, err := e.Kubectl(ctx, "apply", "--server-side", "-k", opts.Samples); err != nil {
 			return nil, fmt.Errorf("applying %s: %w\n%s", opts.Samples, err, out)
+		}
+		if e.DemoTenantKubeconfig, _, err = e.Tenant(ctx, DemoTenant, DemoNamespace, "admin"); err != nil {
+			return nil, err
 		}
 	}
 	return e, nil

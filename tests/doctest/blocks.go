@@ -224,7 +224,8 @@ func script(lang string, body []string) string {
 }
 
 // Files are the documents the docs test reads, relative to the repository
-// root: README.md, then docs/guides/*.md in name order.
+// root: README.md, then docs/guides/*.md in name order, then
+// docs/security.md (whose RBAC checks run as the demo tenant).
 func Files(root string) ([]string, error) {
 	guides, err := filepath.Glob(filepath.Join(root, "docs", "guides", "*.md"))
 	if err != nil {
@@ -239,7 +240,7 @@ func Files(root string) ([]string, error) {
 		}
 		files = append(files, rel)
 	}
-	return files, nil
+	return append(files, filepath.Join("docs", "security.md")), nil
 }
 
 // ParseFile parses the document at root/name.

@@ -87,11 +87,23 @@ func TestDocsAreMarked(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files, err := Files(root)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	NewWithT(t).Expect(files).To(ContainElements("README.md", filepath.Join("docs", "guides", "enrollment.md")))
+	NewWithT(t).Expect(files).To(ContainElements("README.md", filepath.Join("docs", "guides", "enrollment.md"), filepath.Join("docs", "security.md")))
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			_, err := ParseFile(root, f)
 			NewWithT(t).Expect(err).NotTo(HaveOccurred())
 		})
+	}
+}
+
+// TestTheReadmeRunsInAPipe: no block of the README needs a terminal, so
+// that it runs as written from a script or an editor's pane (the docs
+// test runs it with its output a pipe).
+func TestTheReadmeRunsInAPipe(t *testing.T) {
+	g := NewWithT(t)
+	blocks, err := ParseFile(filepath.Join("..", ".."), "README.md")
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, b := range blocks {
+		g.Expect(b.TTY).To(BeFalse(), "README.md:%d is marked tty", b.Line)
 	}
 }

@@ -31,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
+
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/devenv"
 	"github.com/credo-dev/credo/tests/doctest"
@@ -41,9 +43,10 @@ import (
 // environment of its own started as `make dev` starts it (every Flux
 // controller, config/samples applied): the blocks mint, create tokens and
 // apply objects, which the other tests must not see. Each block runs in a
-// fresh `bash -euo pipefail` under a pseudo-terminal (as typed by a reader:
-// kubectl credo prints a password or a token to a terminal only), in a
-// directory that looks like the repository to it (config/ and the rest
+// fresh `bash -euo pipefail` with its output a pipe, as from a script or an
+// editor's pane (a block marked tty under a pseudo-terminal, as typed at a
+// terminal: kubectl credo prints a password or a token without -o to a
+// terminal only), in a directory that looks like the repository to it (config/ and the rest
 // linked, bin/ holding kubectl, flux, kubectl-credo and bin/dev/kubeconfig),
 // with KUBECONFIG and PATH set as the README says. A file stops at its first
 // failing block, whose file, line and output (unless marked hide-output) the
@@ -64,7 +67,7 @@ func TestDocs(t *testing.T) {
 		plans[f] = blocks
 	}
 	if _, err := exec.LookPath("script"); err != nil {
-		t.Fatal("the docs test runs blocks under script(1) from util-linux, which is not on PATH")
+		t.Fatal("the docs test runs tty blocks under script(1) from util-linux, which is not on PATH")
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -89,6 +92,10 @@ func TestDocs(t *testing.T) {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+
+	t.Run("make dev's welcome names every sample that is not Ready", func(t *testing.T) {
+		notReadyOnlyOnPurpose(ctx, t, env)
+	})
 
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
@@ -152,7 +159,8 @@ func docsWorkdir(t *testing.T, root string, env *devenv.Environment) string {
 }
 
 // runBlock runs one block in dir and returns its output (terminal line
-// endings undone). The block's process group is killed at its timeout.
+// endings undone). Its output is a pipe, or a pseudo-terminal (script(1))
+// for a tty block. The block's process group is killed at its timeout.
 func runBlock(ctx context.Context, dir string, b doctest.Block) (string, error) {
 	script := filepath.Join(dir, fmt.Sprintf(".block-%d.sh", b.Line))
 	if err := os.WriteFile(script, []byte(b.Script), 0o600); err != nil {
@@ -160,8 +168,11 @@ func runBlock(ctx context.Context, dir string, b doctest.Block) (string, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "script", "--quiet", "--return", "--flush",
-		"--command", "bash -euo pipefail "+script, "/dev/null")
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", script)
+	if b.TTY {
+		cmd = exec.CommandContext(ctx, "script", "--quiet", "--return", "--flush",
+			"--command", "bash -euo pipefail "+script, "/dev/null")
+	}
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+filepath.Join(dir, "bin", "dev", "kubeconfig"),
@@ -188,4 +199,36 @@ func runBlock(ctx context.Context, dir string, b doctest.Block) (string, error) 
 		return text, fmt.Errorf("exited with %d after %s, want %d", status, time.Since(start).Round(100*time.Millisecond), b.Exit)
 	}
 	return text, nil
+}
+
+// notReadyOnlyOnPurpose waits until the demo settled as make dev's
+// welcome says it does: every credo object of config/samples Ready but
+// those devenv.FailingOnPurpose lists, each not Ready with its reason.
+func notReadyOnlyOnPurpose(ctx context.Context, t *testing.T, env *devenv.Environment) {
+	want := map[string]string{}
+	for _, o := range devenv.FailingOnPurpose {
+		want[o.Resource+" "+o.Namespace+"/"+o.Name] = "False " + o.Reason
+	}
+	const ready = `{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}`
+	notReady := func() (map[string]string, error) {
+		out, err := env.Kubectl(ctx, "get", "credo-all", "-A", "-o",
+			`jsonpath={range .items[*]}{.kind} {.metadata.namespace}/{.metadata.name} `+ready+`{"\n"}{end}`)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s", err, out)
+		}
+		got := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			status := strings.Join(f[2:], " ")
+			if !strings.HasPrefix(status, "True") {
+				got[strings.ToLower(f[0])+" "+f[1]] = status
+			}
+		}
+		return got, nil
+	}
+	NewWithT(t).Eventually(notReady).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(2*time.Second).
+		Should(Equal(want), "the samples not Ready are those the welcome lists, for the reasons it gives")
 }
