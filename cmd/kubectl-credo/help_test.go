@@ -66,7 +66,7 @@ func TestEveryVerbsHelpExitsZeroWithItsOwnFlagsFirst(t *testing.T) {
 		{[]string{"token", "list"}, "--policy", true},
 		{[]string{"migrate"}, "--apply", true},
 		{[]string{"workload", "deny"}, "--reason", true},
-		{[]string{"workload", "undeny"}, "", true},
+		{[]string{"workload", "undeny"}, "--all-namespaces", true},
 	}
 	for _, tc := range cases {
 		for _, help := range []string{"--help", "-h"} {

@@ -192,7 +192,7 @@ func TestPrivateKeyInTheLiftedValueKeepsTheExistingProjection(t *testing.T) {
 	g.Expect(projectionOf(g, ns, "es").Data).To(Equal(map[string][]byte{"ca.crt": cert}), "the good projection is kept")
 	g.Expect(bytes.Contains([]byte(conditions.GetMessage(ta, trustv1.SourceRejectedCondition)), []byte("PRIVATE"))).To(BeFalse())
 	g.Expect(conditions.GetMessage(ta, meta.ReadyCondition)).To(MatchRegexp(
-		`^refused Secret es-ca key ca\.crt: a private key marker was found at byte offset \d+; Secret es\.tenant-ca keeps the certificates projected before$`),
+		`^refused Secret es-ca key ca\.crt: a private key marker was found at byte offset \d+, and credo never projects a private key; Secret es\.tenant-ca keeps the certificates projected before$`),
 		"the reason is said once, and the kept projection is named")
 	g.Expect(warningEvents(g, ns, "es")).To(ContainElement(trustv1.PrivateKeyDetectedReason))
 
