@@ -166,7 +166,7 @@ func TestForeignSecretAtTheProjectionNameIsNeverWritten(t *testing.T) {
 	g.Expect(conditions.IsReady(ta)).To(BeFalse())
 	g.Expect(conditions.IsStalled(ta)).To(BeTrue())
 	g.Expect(testenv.KStatus(t, ta)).To(Equal(status.FailedStatus))
-	g.Expect(conditions.GetMessage(ta, meta.ReadyCondition)).To(Equal("Secret nats.tenant-ca exists and was not created by credo, " +
+	g.Expect(conditions.GetMessage(ta, meta.ReadyCondition)).To(Equal("Secret nats.tenant-ca exists and was not created by credo, "+
 		"which never overwrites a Secret it did not create; it is left untouched: delete it for credo to project here"), "the message says why and what to do")
 	var got corev1.Secret
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), &got)).To(Succeed())
