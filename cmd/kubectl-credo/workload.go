@@ -34,10 +34,11 @@ import (
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/caller"
+	"github.com/credo-dev/credo/internal/fieldowner"
 )
 
 // fieldManager is the field manager of what the plugin writes.
-const fieldManager = "kubectl-credo"
+const fieldManager = fieldowner.Plugin
 
 const workloadUsage = `usage:
   kubectl credo workload deny <uuid> --reason text [-n namespace | -A]

@@ -31,14 +31,16 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/fieldowner"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
 )
 
-// ControllerName is the credential-controller's name: its leader election
-// and events' reporting controller stem from it.
-const ControllerName = "credential-controller"
+// ControllerName is the credential-controller's one name
+// (fieldowner.CredentialController): its field manager, user agent,
+// events' reporting controller and leader election lease.
+const ControllerName = fieldowner.CredentialController
 
 // Options configure the credential-controller's reconcilers.
 type Options struct {

@@ -43,7 +43,7 @@ import (
 const tokenReadyRetry = 5 * time.Second
 
 // EnrollmentFieldOwner is the field manager of the enrollment controllers' writes.
-const EnrollmentFieldOwner = "credo-enrollment-controller"
+const EnrollmentFieldOwner = ControllerName
 
 // eventActionEnrollment is the action of every enrollment controller event.
 const eventActionEnrollment = "Enrollment"

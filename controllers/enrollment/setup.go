@@ -31,13 +31,15 @@ import (
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/fieldowner"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/shard"
 )
 
-// ControllerName is the enrollment-controller's name: its leader election
-// and events' reporting controller stem from it.
-const ControllerName = "enrollment-controller"
+// ControllerName is the enrollment-controller's one name
+// (fieldowner.EnrollmentController): its field manager, user agent,
+// events' reporting controller and leader election lease.
+const ControllerName = fieldowner.EnrollmentController
 
 // Options configure the enrollment-controller's reconcilers.
 type Options struct {

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/fieldowner"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/release"
@@ -39,9 +40,10 @@ import (
 	"github.com/credo-dev/credo/internal/sourcecache"
 )
 
-// ControllerName is the trust-controller's name: its leader election,
-// events' reporting controller and field owner stem from it.
-const ControllerName = "trust-controller"
+// ControllerName is the trust-controller's one name
+// (fieldowner.TrustController): its field manager, user agent, events'
+// reporting controller and leader election lease.
+const ControllerName = fieldowner.TrustController
 
 // Options configure the trust-controller's reconcilers.
 type Options struct {

@@ -51,7 +51,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // TrustAnchorFieldOwner is the field manager of everything the trust-controller writes.
-const TrustAnchorFieldOwner = "credo-trust-controller"
+const TrustAnchorFieldOwner = ControllerName
 
 // trustAnchorSummary derives Ready. CertificateWarning is owned but not
 // summarized: a certificate close to expiry is still a working anchor.

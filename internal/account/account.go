@@ -30,6 +30,7 @@ import (
 	"time"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/fieldowner"
 )
 
 // PasswordLength is the length of every generated password.
@@ -117,7 +118,7 @@ func (h History) String() string {
 // FieldOwner is the field manager of every write to an account Secret, by
 // the credential-controller or the access API. A Secret without an entry of
 // it is foreign.
-const FieldOwner = "credo-credential-controller"
+const FieldOwner = fieldowner.CredentialController
 
 // Keys are the annotation and label keys of account Secrets under one
 // domain (credentials.cozystack.io by default).

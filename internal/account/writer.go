@@ -23,19 +23,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/credo-dev/credo/internal/fieldowner"
-
-	"github.com/fluxcd/pkg/ssa/normalize"
-	ssautils "github.com/fluxcd/pkg/ssa/utils"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/fieldowner"
 )
 
 // The refusals of the ownership guard and of a create. Callers tell them
@@ -180,34 +175,18 @@ func ownPart(s *corev1.Secret) (*corev1.Secret, error) {
 }
 
 // apply sends desired, a Secret carrying the resourceVersion it was built
-// from, as a server-side apply under credo's field manager, and returns the
-// Secret the API server stored. A change since that version fails with
-// Conflict (apierrors.IsConflict holds on the error).
+// from, over that version under credo's field manager (fieldowner's door),
+// and returns the Secret the API server stored. A change since that
+// version fails with Conflict (apierrors.IsConflict holds on the error).
 func (w *Writer) apply(ctx context.Context, desired *corev1.Secret) (*corev1.Secret, error) {
-	if desired.ResourceVersion == "" {
-		// Without a precondition an apply creates a missing Secret or
-		// merges into whatever is there: never.
-		return nil, fmt.Errorf("applying Secret %s: no resourceVersion to apply on", desired.Name)
-	}
-	u, err := normalize.ToUnstructured(desired)
-	if err != nil {
-		return nil, fmt.Errorf("applying Secret %s: %w", desired.Name, err)
-	}
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.ForceOwnership, client.FieldOwner(FieldOwner)); err != nil {
-		return nil, fmt.Errorf("%s apply failed: %w", ssautils.FmtUnstructured(u), err)
-	}
-	var out corev1.Secret
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &out); err != nil {
-		return nil, fmt.Errorf("reading the applied %s: %w", ssautils.FmtUnstructured(u), err)
-	}
-	return &out, nil
+	return fieldowner.ApplyOver(ctx, w.Client, desired, desired.ResourceVersion, FieldOwner)
 }
 
-// create creates s under credo's field manager; a Secret of its name, even
-// one created a moment ago, fails it with ErrExists.
+// create creates s under credo's field manager (fieldowner's door); a
+// Secret of its name, even one created a moment ago, fails it with
+// ErrExists.
 func (w *Writer) create(ctx context.Context, s *corev1.Secret) error {
-	if err := w.Client.Create(ctx, s, client.FieldOwner(FieldOwner)); err != nil {
+	if err := fieldowner.Create(ctx, w.Client, s, FieldOwner); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating Secret %s: %w", s.Name, ErrExists)
 		}

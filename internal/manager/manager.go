@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -90,8 +91,9 @@ type Setup struct {
 
 // New sets the global logger from opts, loads the kubeconfig (exiting the
 // process when there is none, as every Flux controller does), builds a
-// manager named after the controller (the leader election ID, one per shard
-// of --watch-label-selector, and the events' reporting controller),
+// manager named after the controller (its field manager and user agent, the
+// leader election ID, one per shard of --watch-label-selector, and the
+// events' reporting controller),
 // registers the health probes and creates the Flux events recorder.
 // configure, when not nil, adjusts the manager options (cache and client
 // settings) before the manager is built; restricting the caches to the
@@ -128,6 +130,7 @@ func New(controllerName string, scheme *runtime.Scheme, opts Options, configure 
 	if configure != nil {
 		configure(&mgrOpts, s)
 	}
+	restConfig = Named(restConfig, &mgrOpts, controllerName)
 	mgr, err := ctrl.NewManager(restConfig, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -144,6 +147,17 @@ func New(controllerName string, scheme *runtime.Scheme, opts Options, configure 
 	rec := metrics.NewRecorder()
 	crmetrics.Registry.MustRegister(rec.Collectors()...)
 	return &Setup{Manager: mgr, Recorder: recorder, Metrics: rec, Shard: s}, nil
+}
+
+// Named gives a binary its one name (fieldowner's names) and returns cfg
+// with it: every write through the manager built from o carries it as its
+// field manager, and any client built from cfg names it as its user agent,
+// from which kube-apiserver takes the field manager of a write that names
+// none.
+func Named(cfg *rest.Config, o *ctrl.Options, controllerName string) *rest.Config {
+	cfg.UserAgent = controllerName
+	o.Client.FieldOwner = controllerName
+	return cfg
 }
 
 // NewScheme returns a scheme with client-go's kinds and those the adders

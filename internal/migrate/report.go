@@ -25,10 +25,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/internal/fieldowner"
 )
 
 // ReportFieldOwner is the field manager of the report ConfigMap.
-const ReportFieldOwner = "credo-migrate"
+const ReportFieldOwner = fieldowner.Migrate
 
 // The report is one ConfigMap in the platform namespace whose data has one
 // key per skipped release, <namespace>.<release> (a namespace has no dot),

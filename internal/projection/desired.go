@@ -17,12 +17,8 @@ limitations under the License.
 package projection
 
 import (
-	"fmt"
-
-	"github.com/fluxcd/pkg/ssa/normalize"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/pem"
@@ -43,27 +39,6 @@ func (w *Writer) desired(namespace string, owner Owner, bundle *pem.Bundle) *cor
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{trustv1.ProjectionKey: bundle.PEM},
 	}
-}
-
-// applyObject is the apply payload of desired, normalised by ssa as Flux
-// normalises every object it applies, with resourceVersion as the
-// precondition. Every field of desired is either set or omitted when empty,
-// so the conversion from the typed object declares no zero value. Without a
-// resourceVersion there is no payload: an apply without a precondition
-// creates a missing Secret or merges into whatever is there.
-func applyObject(desired *corev1.Secret, resourceVersion string) (*unstructured.Unstructured, error) {
-	if resourceVersion == "" {
-		return nil, fmt.Errorf("applying Secret %s: no resourceVersion to apply on", desired.Name)
-	}
-	u, err := normalize.ToUnstructured(desired)
-	if err != nil {
-		return nil, fmt.Errorf("converting Secret %s: %w", desired.Name, err)
-	}
-	if err := normalize.Unstructured(u); err != nil {
-		return nil, fmt.Errorf("normalising Secret %s: %w", desired.Name, err)
-	}
-	u.SetResourceVersion(resourceVersion)
-	return u, nil
 }
 
 // metadataCurrent reports whether the label, the digest and the owner

@@ -18,7 +18,6 @@ package projection
 
 import (
 	"context"
-	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -81,40 +80,6 @@ func TestDesiredOfAPlatformAnchorIsOwnedByTheTrustAnchor(t *testing.T) {
 	}}))
 	g.Expect(testWriter(nil).metadataCurrent(s, s.Annotations[DigestAnnotation], ownerID{uid: "anchor-uid", kind: helmv2.HelmReleaseKind})).
 		To(BeFalse(), "a reference of another kind is not the owner's")
-}
-
-func TestApplyObjectDeclaresTheDesiredFieldsAndThePrecondition(t *testing.T) {
-	g := NewWithT(t)
-	release := newRelease("pg")
-	bundle := mustBundle(t, caCert(t, "pg-ca"))
-	desired := testWriter(nil).desired("tenant-a", ReleaseOwner(release), bundle)
-
-	u, err := applyObject(desired, "42")
-
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(u.GetAPIVersion()).To(Equal("v1"))
-	g.Expect(u.GetKind()).To(Equal("Secret"))
-	g.Expect(u.GetResourceVersion()).To(Equal("42"), "the precondition of the apply")
-	g.Expect(u.Object).To(HaveLen(5), "apiVersion, kind, metadata, type, data; no status, no zero value")
-	g.Expect(u.Object).To(HaveKeyWithValue("type", string(corev1.SecretTypeOpaque)))
-	g.Expect(u.Object).To(HaveKeyWithValue("data", map[string]any{
-		trustv1.ProjectionKey: base64.StdEncoding.EncodeToString(bundle.PEM),
-	}))
-	g.Expect(u.GetLabels()).To(Equal(desired.Labels))
-	g.Expect(u.GetOwnerReferences()).To(Equal(desired.OwnerReferences))
-	created := u.GetCreationTimestamp()
-	g.Expect(created.IsZero()).To(BeTrue())
-	g.Expect(desired.ResourceVersion).To(BeEmpty(), "desired, which create sends, is left without a resourceVersion")
-}
-
-func TestApplyObjectRefusesToApplyWithoutAPrecondition(t *testing.T) {
-	g := NewWithT(t)
-	desired := testWriter(nil).desired("tenant-a", ReleaseOwner(newRelease("pg")), mustBundle(t, caCert(t, "pg-ca")))
-
-	u, err := applyObject(desired, "")
-
-	g.Expect(err).To(MatchError(ContainSubstring("no resourceVersion")))
-	g.Expect(u).To(BeNil())
 }
 
 func TestOwns(t *testing.T) {

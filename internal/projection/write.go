@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/credo-dev/credo/internal/fieldowner"
 	"github.com/credo-dev/credo/internal/pem"
 )
 
@@ -32,7 +33,7 @@ import (
 func (w *Writer) create(ctx context.Context, desired *corev1.Secret, bundle *pem.Bundle) (*Result, error) {
 	w.expect(desired)
 	created := desired.DeepCopy()
-	if err := w.Client.Create(ctx, created, client.FieldOwner(w.FieldOwner)); err != nil {
+	if err := fieldowner.Create(ctx, w.Client, created, w.FieldOwner); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, ErrCollision
 		}
@@ -47,17 +48,12 @@ func (w *Writer) create(ctx context.Context, desired *corev1.Secret, bundle *pem
 // makes the apply fail with a conflict, rather than write, if the Secret was
 // changed or replaced by a foreign one since it was read.
 func (w *Writer) apply(ctx context.Context, resourceVersion string, desired *corev1.Secret, bundle *pem.Bundle, changed bool) (*Result, error) {
-	u, err := applyObject(desired, resourceVersion)
-	if err != nil {
-		return nil, err
-	}
-	opts := []client.ApplyOption{client.FieldOwner(w.FieldOwner), client.ForceOwnership}
 	w.expect(desired)
-	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
+	stored, err := fieldowner.ApplyOver(ctx, w.Client, desired, resourceVersion, w.FieldOwner)
+	if err != nil {
 		return nil, fmt.Errorf("applying Secret %s: %w", desired.Name, err)
 	}
-	// The apply writes the stored object back into u.
-	w.answered(desired, u.GetResourceVersion())
+	w.answered(desired, stored.ResourceVersion)
 	return &Result{Bundle: bundle, Changed: changed}, nil
 }
 

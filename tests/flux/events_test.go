@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/controllers/trust"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
@@ -84,7 +85,7 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 	g.Expect(got.InvolvedObject.Name).To(Equal(release))
 	g.Expect(got.InvolvedObject.Namespace).To(Equal(ns))
 	g.Expect(got.Severity).To(Equal(eventv1beta1.EventSeverityError), "a Warning, which an Alert with eventSeverity: error routes")
-	g.Expect(got.ReportingController).To(Equal("trust-controller"))
+	g.Expect(got.ReportingController).To(Equal(trust.ControllerName))
 	g.Expect(got.Message).To(ContainSubstring("kafka-cluster-ca"))
 	g.Expect(got.Metadata).To(And(
 		HaveKeyWithValue(trustv1.EventReleaseKey, release),
@@ -102,7 +103,7 @@ func TestRejectedKeyBearingSourceReachesTheEventReceiver(t *testing.T) {
 	g.Expect(onRelease.InvolvedObject.Name).To(Equal(release))
 	g.Expect(onRelease.InvolvedObject.Namespace).To(Equal(ns))
 	g.Expect(onRelease.Severity).To(Equal(eventv1beta1.EventSeverityError))
-	g.Expect(onRelease.ReportingController).To(Equal("trust-controller"))
+	g.Expect(onRelease.ReportingController).To(Equal(trust.ControllerName))
 	g.Expect(onRelease.Message).To(Equal(got.Message))
 	g.Expect(onRelease.Metadata).To(Equal(got.Metadata))
 

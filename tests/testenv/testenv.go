@@ -169,6 +169,7 @@ func NewSetup(cfg *rest.Config, scheme *runtime.Scheme, controllerName string, c
 	if configureCache != nil {
 		configureCache(&mgrOpts, shard.Shard{})
 	}
+	cfg = manager.Named(rest.CopyConfig(cfg), &mgrOpts, controllerName)
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

@@ -22,10 +22,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/ssa/normalize"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,7 +40,7 @@ const (
 	// AnchorFieldOwner is the field manager of the CA's TrustAnchor. A
 	// TrustAnchor of the name without an entry of it is foreign: it is
 	// never written or deleted.
-	AnchorFieldOwner = "credo-enrollment-controller"
+	AnchorFieldOwner = fieldowner.EnrollmentController
 
 	// anchorInterval is how often the leader asserts the TrustAnchor again
 	// after it succeeded (a deleted one comes back within it).
@@ -170,7 +168,7 @@ func (a *Anchor) declare(ctx context.Context) error {
 		err := a.reader.Get(ctx, a.key(), &cur)
 		switch {
 		case apierrors.IsNotFound(err):
-			err = a.client.Create(ctx, a.desired(), client.FieldOwner(AnchorFieldOwner))
+			err = fieldowner.Create(ctx, a.client, a.desired(), AnchorFieldOwner)
 			if apierrors.IsAlreadyExists(err) && retry {
 				continue
 			}
@@ -205,17 +203,10 @@ func (a *Anchor) discoveredFromLabel(ta *trustv1.TrustAnchor) bool {
 }
 
 // apply server-side applies the desired TrustAnchor over the one of ours
-// at resourceVersion. An unchanged TrustAnchor is not written by the API
-// server.
+// at resourceVersion (fieldowner's door). An unchanged TrustAnchor is not
+// written by the API server.
 func (a *Anchor) apply(ctx context.Context, resourceVersion string) error {
-	u, err := normalize.ToUnstructured(a.desired())
-	if err != nil {
-		return fmt.Errorf("converting TrustAnchor %s: %w", a.key(), err)
-	}
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u.Object, "status")
-	u.SetResourceVersion(resourceVersion)
-	err = a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(AnchorFieldOwner), client.ForceOwnership)
+	_, err := fieldowner.ApplyOver(ctx, a.client, a.desired(), resourceVersion, AnchorFieldOwner)
 	return wrap(err, "applying TrustAnchor %s", a.key())
 }
 
