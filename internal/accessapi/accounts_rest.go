@@ -130,83 +130,59 @@ func (r *AccountREST) ConvertToTable(_ context.Context, object runtime.Object, _
 	return table, nil
 }
 
-// AccountMintREST serves accounts/<name>/mint: a Mint whose account is the
-// URL's name, so kube-apiserver's audit log names it (objectRef.name).
-type AccountMintREST struct {
-	mints *MintREST
+// accountSubresource serves accounts/<name>/<subresource>: a T whose
+// account is the URL's name, so kube-apiserver's audit log names it
+// (objectRef.name), created exactly as a T of the collection.
+type accountSubresource[T apiObject] struct {
+	collection *createOnly[T]
+	// spec is the account request of a T.
+	spec func(T) *accessv1.AccountRequestSpec
 }
+
+// Whatever T, an accountSubresource is:
+var (
+	_ rest.Storage                  = &accountSubresource[*accessv1.Mint]{}
+	_ rest.NamedCreater             = &accountSubresource[*accessv1.Mint]{}
+	_ rest.GroupVersionKindProvider = &accountSubresource[*accessv1.Mint]{}
+)
+
+// AccountMintREST serves accounts/<name>/mint.
+type AccountMintREST = accountSubresource[*accessv1.Mint]
 
 // NewAccountMintREST returns the mint subresource backed by ops.
 func NewAccountMintREST(ops *Operations) *AccountMintREST {
-	return &AccountMintREST{mints: NewMintREST(ops)}
-}
-
-var (
-	_ rest.Storage                  = &AccountMintREST{}
-	_ rest.NamedCreater             = &AccountMintREST{}
-	_ rest.GroupVersionKindProvider = &AccountMintREST{}
-)
-
-// New returns an empty Mint: the body of the subresource.
-func (r *AccountMintREST) New() runtime.Object { return &accessv1.Mint{} }
-
-// Destroy releases nothing.
-func (r *AccountMintREST) Destroy() {}
-
-// GroupVersionKind returns access.credo.dev/v1alpha1 Mint.
-func (r *AccountMintREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
-	return accessv1.GroupVersion.WithKind("Mint")
-}
-
-// Create mints the account name, exactly as a Mint of the collection.
-func (r *AccountMintREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	m, ok := obj.(*accessv1.Mint)
-	if !ok {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a Mint: %T", obj))
-	}
-	if err := accountFromURL(name, &m.Spec); err != nil {
-		return nil, err
-	}
-	return r.mints.Create(ctx, m, createValidation, options)
+	return &AccountMintREST{collection: NewMintREST(ops), spec: mintSpec}
 }
 
 // AccountRevocationREST serves accounts/<name>/revocation.
-type AccountRevocationREST struct {
-	revocations *RevocationREST
-}
+type AccountRevocationREST = accountSubresource[*accessv1.Revocation]
 
 // NewAccountRevocationREST returns the revocation subresource backed by ops.
 func NewAccountRevocationREST(ops *Operations) *AccountRevocationREST {
-	return &AccountRevocationREST{revocations: NewRevocationREST(ops)}
+	return &AccountRevocationREST{collection: NewRevocationREST(ops), spec: revocationSpec}
 }
 
-var (
-	_ rest.Storage                  = &AccountRevocationREST{}
-	_ rest.NamedCreater             = &AccountRevocationREST{}
-	_ rest.GroupVersionKindProvider = &AccountRevocationREST{}
-)
-
-// New returns an empty Revocation: the body of the subresource.
-func (r *AccountRevocationREST) New() runtime.Object { return &accessv1.Revocation{} }
+// New returns an empty T: the body of the subresource.
+func (r *accountSubresource[T]) New() runtime.Object { return r.collection.New() }
 
 // Destroy releases nothing.
-func (r *AccountRevocationREST) Destroy() {}
+func (r *accountSubresource[T]) Destroy() {}
 
-// GroupVersionKind returns access.credo.dev/v1alpha1 Revocation.
-func (r *AccountRevocationREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
-	return accessv1.GroupVersion.WithKind("Revocation")
+// GroupVersionKind returns access.credo.dev/v1alpha1 and T's kind.
+func (r *accountSubresource[T]) GroupVersionKind(gv schema.GroupVersion) schema.GroupVersionKind {
+	return r.collection.GroupVersionKind(gv)
 }
 
-// Create revokes the account name, exactly as a Revocation of the collection.
-func (r *AccountRevocationREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	rv, ok := obj.(*accessv1.Revocation)
+// Create acts on the account name, exactly as a T of the collection.
+func (r *accountSubresource[T]) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	in, ok := obj.(T)
 	if !ok {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a Revocation: %T", obj))
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a %s: %T", r.collection.kind, obj))
 	}
-	if err := accountFromURL(name, &rv.Spec); err != nil {
+	if err := accountFromURL(name, r.spec(in)); err != nil {
 		return nil, err
 	}
-	return r.revocations.Create(ctx, rv, createValidation, options)
+	return r.collection.Create(ctx, in, createValidation, options)
 }
 
 // accountFromURL makes the URL's account the request's: spec.account may

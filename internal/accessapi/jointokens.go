@@ -26,10 +26,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -48,97 +45,86 @@ const maxDescription = 256
 
 // JoinTokenREST is the create-only storage of join token requests: it
 // writes the token's record (a hash of its secret) and returns the token once.
-type JoinTokenREST struct {
+type JoinTokenREST = createOnly[*accessv1.JoinTokenRequest]
+
+// NewJoinTokenREST returns the storage of join token requests that reads
+// and writes directly against the API server with c; now returns the time,
+// time.Now when nil.
+func NewJoinTokenREST(c client.Client, now func() time.Time) *JoinTokenREST {
+	j := &joinTokens{Client: c, Now: now}
+	return &JoinTokenREST{
+		kind: "JoinTokenRequest", singular: "jointokenrequest",
+		newObject: func() *accessv1.JoinTokenRequest { return &accessv1.JoinTokenRequest{} },
+		create:    j.create,
+	}
+}
+
+// joinTokens mints join tokens.
+type joinTokens struct {
 	// Client reads and writes directly against the API server.
 	Client client.Client
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 }
 
-var (
-	_ rest.Storage                  = &JoinTokenREST{}
-	_ rest.Creater                  = &JoinTokenREST{}
-	_ rest.Scoper                   = &JoinTokenREST{}
-	_ rest.SingularNameProvider     = &JoinTokenREST{}
-	_ rest.GroupVersionKindProvider = &JoinTokenREST{}
-)
-
-// New returns an empty JoinTokenRequest.
-func (r *JoinTokenREST) New() runtime.Object { return &accessv1.JoinTokenRequest{} }
-
-// Destroy releases nothing: there is no store.
-func (r *JoinTokenREST) Destroy() {}
-
-// NamespaceScoped is true: a token enrolls under a policy of its namespace.
-func (r *JoinTokenREST) NamespaceScoped() bool { return true }
-
-// GetSingularName returns "jointokenrequest".
-func (r *JoinTokenREST) GetSingularName() string { return "jointokenrequest" }
-
-// GroupVersionKind returns access.credo.dev/v1alpha1 JoinTokenRequest.
-func (r *JoinTokenREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
-	return accessv1.GroupVersion.WithKind("JoinTokenRequest")
-}
-
-// Create mints a join token from the request's policy and returns it once.
-func (r *JoinTokenREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	in, ok := obj.(*accessv1.JoinTokenRequest)
-	if !ok {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a JoinTokenRequest: %T", obj))
-	}
-	namespace, user, err := request(ctx, obj, createValidation, options)
-	if err != nil {
-		return nil, err
-	}
-	spec := in.Spec
+// create mints a join token from the request's policy into out's status.
+func (r *joinTokens) create(ctx context.Context, namespace, user string, out *accessv1.JoinTokenRequest) (time.Time, []string, error) {
+	spec := out.Spec
 	if spec.Policy == "" {
-		return nil, apierrors.NewBadRequest("spec.policy is required")
+		return time.Time{}, nil, apierrors.NewBadRequest("spec.policy is required")
 	}
 	if len(spec.Description) > maxDescription {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("spec.description is longer than %d characters", maxDescription))
+		return time.Time{}, nil, apierrors.NewBadRequest(fmt.Sprintf("spec.description is longer than %d characters", maxDescription))
 	}
 	var policy enrollv1.EnrollmentPolicy
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.Policy}, &policy); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, apierrors.NewNotFound(enrollv1.GroupVersion.WithResource("enrollmentpolicies").GroupResource(), spec.Policy)
+			return time.Time{}, nil, apierrors.NewNotFound(enrollv1.GroupVersion.WithResource("enrollmentpolicies").GroupResource(), spec.Policy)
 		}
-		return nil, apierrors.NewInternalError(fmt.Errorf("reading EnrollmentPolicy %s: %w", spec.Policy, err))
+		return time.Time{}, nil, apierrors.NewInternalError(fmt.Errorf("reading EnrollmentPolicy %s: %w", spec.Policy, err))
 	}
-	if policy.Spec.Revoked {
-		return nil, apierrors.NewForbidden(joinTokenRequestsResource, spec.Policy,
-			errors.New("the enrollment policy is revoked: it mints no token"))
+	lifetime, err := tokenLifetime(&policy, out)
+	if err != nil {
+		return time.Time{}, nil, err
 	}
-	if c := conditions.Get(&policy, meta.StalledCondition); c != nil && c.Status == metav1.ConditionTrue &&
-		c.Reason == enrollv1.ExceedsPlatformLimitReason {
-		return nil, apierrors.NewForbidden(joinTokenRequestsResource, spec.Policy, fmt.Errorf(
-			"the enrollment policy exceeds the platform's limits and mints no token until it is lowered: %s", c.Message))
-	}
-	lifetime := policy.GetTokenLifetime()
-	if spec.Lifetime != nil {
-		if err := validLifetime(in, spec.Lifetime.Duration, lifetime); err != nil {
-			return nil, err
-		}
-		lifetime = spec.Lifetime.Duration
-	}
-
 	now := time.Now()
 	if r.Now != nil {
 		now = r.Now()
 	}
 	tok, jt, err := r.createRecord(ctx, &policy, user, spec.Description, now.Add(lifetime))
 	if err != nil {
-		return nil, err
+		return time.Time{}, nil, err
 	}
-	out := in.DeepCopy()
-	out.Namespace = namespace
-	out.CreationTimestamp = metav1.NewTime(now)
 	out.Status = accessv1.JoinTokenRequestStatus{Token: tok.String(), ID: tok.ID, ExpiresAt: jt.Spec.ExpiresAt}
-	return out, nil
+	return now, nil, nil
+}
+
+// tokenLifetime is the lifetime of the token in requests: the policy's
+// unless the request asks for a valid one. A revoked policy, or one over
+// the platform's limits, mints no token.
+func tokenLifetime(policy *enrollv1.EnrollmentPolicy, in *accessv1.JoinTokenRequest) (time.Duration, error) {
+	if policy.Spec.Revoked {
+		return 0, apierrors.NewForbidden(joinTokenRequestsResource, policy.Name,
+			errors.New("the enrollment policy is revoked: it mints no token"))
+	}
+	if c := conditions.Get(policy, meta.StalledCondition); c != nil && c.Status == metav1.ConditionTrue &&
+		c.Reason == enrollv1.ExceedsPlatformLimitReason {
+		return 0, apierrors.NewForbidden(joinTokenRequestsResource, policy.Name, fmt.Errorf(
+			"the enrollment policy exceeds the platform's limits and mints no token until it is lowered: %s", c.Message))
+	}
+	lifetime := policy.GetTokenLifetime()
+	if in.Spec.Lifetime == nil {
+		return lifetime, nil
+	}
+	if err := validLifetime(in, in.Spec.Lifetime.Duration, lifetime); err != nil {
+		return 0, err
+	}
+	return in.Spec.Lifetime.Duration, nil
 }
 
 // createRecord writes the JoinToken, owned by the policy so it goes with
 // it. An id already taken (one in 2^80) is answered with a new token.
-func (r *JoinTokenREST) createRecord(ctx context.Context, policy *enrollv1.EnrollmentPolicy, user, description string, expires time.Time) (enrollment.Token, *enrollv1.JoinToken, error) {
+func (r *joinTokens) createRecord(ctx context.Context, policy *enrollv1.EnrollmentPolicy, user, description string, expires time.Time) (enrollment.Token, *enrollv1.JoinToken, error) {
 	for range 3 {
 		tok, err := enrollment.NewToken()
 		if err != nil {

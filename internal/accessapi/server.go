@@ -101,7 +101,7 @@ func New(opts *Options, ops *Operations) (*Server, error) {
 		"mints":       NewMintREST(ops),
 		"revocations": NewRevocationREST(ops),
 		// Join tokens of enrollment.credo.dev policies, minted like passwords.
-		"jointokenrequests": &JoinTokenREST{Client: ops.Client, Now: ops.Now},
+		"jointokenrequests": NewJoinTokenREST(ops.Client, ops.Now),
 		// The account view, and mint and revoke naming the account in the URL
 		// (and so in kube-apiserver's audit log).
 		"accounts":            NewAccountREST(ops),

@@ -18,168 +18,68 @@ package accessapi
 
 import (
 	"context"
-	"fmt"
+	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	"github.com/credo-dev/credo/internal/metrics"
 )
 
-// dryRunRefused is the answer to a dry-run request: a mint has effects (a
-// new password) that cannot be previewed without making them.
-const dryRunRefused = "dry run is not supported: a mint has effects"
-
-// request is what both kinds share: who asks, in which namespace, for which
-// account. It validates the request and never logs.
-func request(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (namespace, user string, err error) {
-	if options != nil && len(options.DryRun) > 0 {
-		return "", "", apierrors.NewBadRequest(dryRunRefused)
-	}
-	if createValidation != nil {
-		if err := createValidation(ctx, obj); err != nil {
-			return "", "", err
-		}
-	}
-	namespace, ok := genericapirequest.NamespaceFrom(ctx)
-	if !ok || namespace == "" {
-		return "", "", apierrors.NewBadRequest("a namespace is required")
-	}
-	u, ok := genericapirequest.UserFrom(ctx)
-	if !ok || u.GetName() == "" {
-		return "", "", apierrors.NewUnauthorized("no authenticated user in the request")
-	}
-	return namespace, u.GetName(), nil
-}
-
 // MintREST is the create-only storage of mints: nothing is persisted; the
 // response carries the password once.
-type MintREST struct {
-	ops *Operations
-}
+type MintREST = createOnly[*accessv1.Mint]
 
 // NewMintREST returns the storage of mints backed by ops.
-func NewMintREST(ops *Operations) *MintREST { return &MintREST{ops: ops} }
-
-var (
-	_ rest.Storage                  = &MintREST{}
-	_ rest.Creater                  = &MintREST{}
-	_ rest.Scoper                   = &MintREST{}
-	_ rest.SingularNameProvider     = &MintREST{}
-	_ rest.GroupVersionKindProvider = &MintREST{}
-)
-
-// New returns an empty Mint.
-func (r *MintREST) New() runtime.Object { return &accessv1.Mint{} }
-
-// Destroy releases nothing: there is no store.
-func (r *MintREST) Destroy() {}
-
-// NamespaceScoped is true: a mint acts on an account of its namespace.
-func (r *MintREST) NamespaceScoped() bool { return true }
-
-// GetSingularName returns "mint".
-func (r *MintREST) GetSingularName() string { return "mint" }
-
-// GroupVersionKind returns access.credo.dev/v1alpha1 Mint.
-func (r *MintREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
-	return accessv1.GroupVersion.WithKind("Mint")
-}
-
-// Create mints and returns the Mint with its status filled.
-func (r *MintREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	m, ok := obj.(*accessv1.Mint)
-	if !ok {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a Mint: %T", obj))
+func NewMintREST(ops *Operations) *MintREST {
+	return &MintREST{
+		kind: "Mint", singular: "mint", operation: metrics.OperationMint, succeeded: metrics.Minted,
+		newObject: func() *accessv1.Mint { return &accessv1.Mint{} },
+		create:    accountWrite(ops.Mint, mintSpec, mintStatus),
 	}
-	namespace, user, err := request(ctx, obj, createValidation, options)
-	if err != nil {
-		metrics.AccessRefused(genericapirequest.NamespaceValue(ctx), metrics.OperationMint, err)
-		return nil, err
-	}
-	res, err := r.ops.Mint(ctx, namespace, m.Spec, user)
-	if err != nil {
-		metrics.AccessRefused(namespace, metrics.OperationMint, err)
-		return nil, err
-	}
-	metrics.Minted(namespace)
-	addWarnings(ctx, res.Warnings)
-	out := m.DeepCopy()
-	out.Namespace = namespace
-	out.CreationTimestamp = metav1.NewTime(res.At)
-	out.Status = accessv1.MintStatus{
-		Username:        res.Username,
-		Password:        res.Password,
-		SecretName:      res.SecretName,
-		ResourceVersion: res.ResourceVersion,
-		MintedAt:        metav1.NewTime(res.At),
-	}
-	return out, nil
 }
 
 // RevocationREST is the create-only storage of revocations.
-type RevocationREST struct {
-	ops *Operations
-}
+type RevocationREST = createOnly[*accessv1.Revocation]
 
 // NewRevocationREST returns the storage of revocations backed by ops.
-func NewRevocationREST(ops *Operations) *RevocationREST { return &RevocationREST{ops: ops} }
-
-var (
-	_ rest.Storage                  = &RevocationREST{}
-	_ rest.Creater                  = &RevocationREST{}
-	_ rest.Scoper                   = &RevocationREST{}
-	_ rest.SingularNameProvider     = &RevocationREST{}
-	_ rest.GroupVersionKindProvider = &RevocationREST{}
-)
-
-// New returns an empty Revocation.
-func (r *RevocationREST) New() runtime.Object { return &accessv1.Revocation{} }
-
-// Destroy releases nothing: there is no store.
-func (r *RevocationREST) Destroy() {}
-
-// NamespaceScoped is true: a revocation acts on an account of its namespace.
-func (r *RevocationREST) NamespaceScoped() bool { return true }
-
-// GetSingularName returns "revocation".
-func (r *RevocationREST) GetSingularName() string { return "revocation" }
-
-// GroupVersionKind returns access.credo.dev/v1alpha1 Revocation.
-func (r *RevocationREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
-	return accessv1.GroupVersion.WithKind("Revocation")
+func NewRevocationREST(ops *Operations) *RevocationREST {
+	return &RevocationREST{
+		kind: "Revocation", singular: "revocation", operation: metrics.OperationRevoke, succeeded: metrics.Revoked,
+		newObject: func() *accessv1.Revocation { return &accessv1.Revocation{} },
+		create:    accountWrite(ops.Revoke, revocationSpec, revocationStatus),
+	}
 }
 
-// Create revokes and returns the Revocation with its status filled.
-func (r *RevocationREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	rv, ok := obj.(*accessv1.Revocation)
-	if !ok {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a Revocation: %T", obj))
+func mintSpec(m *accessv1.Mint) *accessv1.AccountRequestSpec { return &m.Spec }
+
+func revocationSpec(rv *accessv1.Revocation) *accessv1.AccountRequestSpec { return &rv.Spec }
+
+// mintStatus tells the new password once, and the Secret version it is in.
+func mintStatus(m *accessv1.Mint, res *Result) {
+	m.Status = accessv1.MintStatus{Username: res.Username, Password: res.Password,
+		SecretName: res.SecretName, ResourceVersion: res.ResourceVersion, MintedAt: metav1.NewTime(res.At)}
+}
+
+// revocationStatus tells the Secret version the revocation is in.
+func revocationStatus(rv *accessv1.Revocation, res *Result) {
+	rv.Status = accessv1.RevocationStatus{SecretName: res.SecretName, ResourceVersion: res.ResourceVersion, RevokedAt: metav1.NewTime(res.At)}
+}
+
+// accountWrite is the create of a write to an account, a mint or a
+// revocation: write (Operations.Mint or Revoke) acts on the account the
+// request's spec names, and status fills the request's status from the
+// result.
+func accountWrite[T apiObject](
+	write func(ctx context.Context, namespace string, spec accessv1.AccountRequestSpec, user string) (*Result, error),
+	spec func(T) *accessv1.AccountRequestSpec, status func(T, *Result),
+) func(ctx context.Context, namespace, user string, out T) (time.Time, []string, error) {
+	return func(ctx context.Context, namespace, user string, out T) (time.Time, []string, error) {
+		res, err := write(ctx, namespace, *spec(out), user)
+		if err != nil {
+			return time.Time{}, nil, err
+		}
+		status(out, res)
+		return res.At, res.Warnings, nil
 	}
-	namespace, user, err := request(ctx, obj, createValidation, options)
-	if err != nil {
-		metrics.AccessRefused(genericapirequest.NamespaceValue(ctx), metrics.OperationRevoke, err)
-		return nil, err
-	}
-	res, err := r.ops.Revoke(ctx, namespace, rv.Spec, user)
-	if err != nil {
-		metrics.AccessRefused(namespace, metrics.OperationRevoke, err)
-		return nil, err
-	}
-	metrics.Revoked(namespace)
-	addWarnings(ctx, res.Warnings)
-	out := rv.DeepCopy()
-	out.Namespace = namespace
-	out.CreationTimestamp = metav1.NewTime(res.At)
-	out.Status = accessv1.RevocationStatus{
-		SecretName:      res.SecretName,
-		ResourceVersion: res.ResourceVersion,
-		RevokedAt:       metav1.NewTime(res.At),
-	}
-	return out, nil
 }
