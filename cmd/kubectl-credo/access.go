@@ -18,65 +18,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/term"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
-	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 )
-
-// cluster is what the commands that talk to kube-apiserver share: the
-// user's kubeconfig, any auth method kubectl supports.
-type cluster struct {
-	flags    *genericclioptions.ConfigFlags
-	warnings warnings
-}
-
-func (c *cluster) client() (client.Client, string, error) {
-	cfg, err := c.flags.ToRESTConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	cfg.WarningHandlerWithContext = &c.warnings
-	ns, _, err := c.flags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return nil, "", fmt.Errorf("resolving the namespace: %w", err)
-	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(authenticationv1.AddToScheme(scheme))
-	utilruntime.Must(accessv1.AddToScheme(scheme))
-	utilruntime.Must(enrollv1.AddToScheme(scheme))
-	utilruntime.Must(trustv1.AddToScheme(scheme))
-	cl, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, "", err
-	}
-	return cl, ns, nil
-}
-
-// isTerminal tells whether stdout is a terminal; a variable for tests.
-var isTerminal = func(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
 
 const mintUsage = `usage: kubectl credo mint <account> [-n namespace] [-o json|yaml|env] [--resource-version <version> | --force]
 
@@ -85,70 +38,26 @@ Mint a new password for a tenant account and print it once; credo keeps only its
 // mint creates a Mint and prints the password once.
 func mint(args []string, stdout io.Writer) error {
 	cmd := newCommand("mint", mintUsage)
-	fs := cmd.fs
-	output := fs.StringP("output", "o", "", "json, yaml or env; required when stdout is not a terminal")
-	version := bindVersionFlags(fs, "mint")
-	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New(mintUsage)
-	}
-	if *output == "" && !isTerminal(stdout) {
-		return errors.New("stdout is not a terminal: pass -o json, yaml or env to print the password into a pipe or a file on purpose")
-	}
-	c, ns, err := cl.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rv, err := version.expected(ctx, c, ns, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	m := &accessv1.Mint{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: rv}}
-	// POST .../accounts/<account>/mint: the account is in the URL, so
-	// kube-apiserver's audit log names it.
-	if err := c.SubResource("mint").Create(ctx, accountRef(ns, fs.Arg(0)), m); err != nil {
-		err = canIHint(err, ns, "create accounts.access.credo.dev --subresource=mint")
-		return version.explain(ctx, c, ns, fs.Arg(0), fmt.Errorf("minting %s/%s: %w", ns, fs.Arg(0), err))
-	}
-	return printMint(stdout, *output, m, cl.warnings.texts)
+	output := bindOutput(cmd, stdout, "password")
+	version := bindVersionFlags(cmd.fs, "mint")
+	return cmd.run(args, stdout, oneArg, func(ctx context.Context, c client.Client, ns string) error {
+		m := &accessv1.Mint{}
+		if err := (accountRequest{"mint", "minting", m, &m.Spec}).post(ctx, c, ns, version, cmd.fs.Arg(0)); err != nil {
+			return err
+		}
+		return printMint(stdout, *output, m, cmd.cluster().warnings.texts)
+	})
 }
 
 // printMint prints the minted password in the output asked for; the
 // server's warnings (already on stderr) close the human output.
 func printMint(w io.Writer, output string, m *accessv1.Mint, warned []string) error {
-	switch output {
-	case "":
-		_, err := fmt.Fprintf(w, "username: %s\npassword: %s\nsecret:   %s (resourceVersion %s)\n\nThe password is shown once; credo keeps only its verifier.\n%s",
-			m.Status.Username, m.Status.Password, m.Status.SecretName, m.Status.ResourceVersion, warningLines(warned))
-		return err
-	case "json":
-		b, err := json.MarshalIndent(m.Status, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(m.Status)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	case "env":
-		_, err := fmt.Fprintf(w, "CREDO_USERNAME=%s\nCREDO_PASSWORD=%s\n", shellQuote(m.Status.Username), shellQuote(m.Status.Password))
-		return err
-	default:
-		return fmt.Errorf("unknown output %q: json, yaml or env", output)
-	}
+	st := m.Status
+	human := fmt.Sprintf("username: %s\npassword: %s\nsecret:   %s (resourceVersion %s)\n\nThe password is shown once; credo keeps only its verifier.\n%s",
+		st.Username, st.Password, st.SecretName, st.ResourceVersion, warningLines(warned))
+	env := fmt.Sprintf("CREDO_USERNAME=%s\nCREDO_PASSWORD=%s\n", shellQuote(st.Username), shellQuote(st.Password))
+	return printOnce(w, output, st, human, env)
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 const revokeUsage = `usage: kubectl credo revoke <account> [-n namespace] [--resource-version <version> | --force]
 
@@ -157,33 +66,45 @@ Replace an account's password by the verifier of a value nobody keeps: nobody ca
 // revoke creates a Revocation.
 func revoke(args []string, stdout io.Writer) error {
 	cmd := newCommand("revoke", revokeUsage)
-	fs := cmd.fs
-	version := bindVersionFlags(fs, "revoke")
-	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
+	version := bindVersionFlags(cmd.fs, "revoke")
+	return cmd.run(args, stdout, oneArg, func(ctx context.Context, c client.Client, ns string) error {
+		r := &accessv1.Revocation{}
+		if err := (accountRequest{"revocation", "revoking", r, &r.Spec}).post(ctx, c, ns, version, cmd.fs.Arg(0)); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "revoked %s: Secret %s is at resourceVersion %s; nobody can log in until the next mint\n%s",
+			cmd.fs.Arg(0), r.Status.SecretName, r.Status.ResourceVersion, warningLines(cmd.cluster().warnings.texts))
 		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New(revokeUsage)
-	}
-	c, ns, err := cl.client()
+	})
+}
+
+// accountRequest is a mint or a revocation as mint and revoke post it.
+type accountRequest struct {
+	// subresource is the account's subresource posted to: mint, revocation.
+	subresource string
+	// doing names the request in errors: minting, revoking.
+	doing string
+	// object is the Mint or Revocation posted, which receives the answer;
+	// spec is its spec.
+	object client.Object
+	spec   *accessv1.AccountRequestSpec
+}
+
+// post posts the request to the subresource of account (POST
+// .../accounts/<account>/mint: the account is in the URL, so
+// kube-apiserver's audit log names it), expecting the account Secret's
+// version that version asks for; a 409 is explained.
+func (r accountRequest) post(ctx context.Context, c client.Client, ns string, version *versionFlags, account string) error {
+	rv, err := version.expected(ctx, c, ns, account)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rv, err := version.expected(ctx, c, ns, fs.Arg(0))
-	if err != nil {
-		return err
+	*r.spec = accessv1.AccountRequestSpec{Account: account, ResourceVersion: rv}
+	if err := c.SubResource(r.subresource).Create(ctx, accountRef(ns, account), r.object); err != nil {
+		err = canIHint(err, ns, "create accounts.access.credo.dev --subresource="+r.subresource)
+		return version.explain(ctx, c, ns, account, fmt.Errorf("%s %s/%s: %w", r.doing, ns, account, err))
 	}
-	r := &accessv1.Revocation{Spec: accessv1.AccountRequestSpec{Account: fs.Arg(0), ResourceVersion: rv}}
-	if err := c.SubResource("revocation").Create(ctx, accountRef(ns, fs.Arg(0)), r); err != nil {
-		err = canIHint(err, ns, "create accounts.access.credo.dev --subresource=revocation")
-		return version.explain(ctx, c, ns, fs.Arg(0), fmt.Errorf("revoking %s/%s: %w", ns, fs.Arg(0), err))
-	}
-	_, err = fmt.Fprintf(stdout, "revoked %s: Secret %s is at resourceVersion %s; nobody can log in until the next mint\n%s",
-		fs.Arg(0), r.Status.SecretName, r.Status.ResourceVersion, warningLines(cl.warnings.texts))
-	return err
+	return nil
 }
 
 // canIHint adds to a refusal the kubectl auth can-i check of the right it
@@ -212,35 +133,23 @@ can still enroll). With one: its origin, the account Secret's version and the la
 // from the access API's account view: it needs no access to the Secrets.
 func get(args []string, stdout io.Writer) error {
 	cmd := newCommand("get", getUsage)
-	fs := cmd.fs
-	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
-		return err
-	}
-	if fs.NArg() > 1 {
-		return errors.New(getUsage)
-	}
-	c, ns, err := cl.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if fs.NArg() == 0 {
-		failed, err := printSummary(stdout, readSummary(ctx, c, ns), time.Now())
-		if err != nil {
-			return err
+	return cmd.run(args, stdout, optionalArg, func(ctx context.Context, c client.Client, ns string) error {
+		if cmd.fs.NArg() == 0 {
+			failed, err := printSummary(stdout, readSummary(ctx, c, ns), time.Now())
+			if err != nil {
+				return err
+			}
+			if failed > 0 {
+				return fmt.Errorf("%w: %d section(s) could not be read", errUnreadable, failed)
+			}
+			return nil
 		}
-		if failed > 0 {
-			return fmt.Errorf("%w: %d section(s) could not be read", errUnreadable, failed)
+		var a accessv1.Account
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cmd.fs.Arg(0)}, &a); err != nil {
+			return fmt.Errorf("reading account %s/%s: %w", ns, cmd.fs.Arg(0), err)
 		}
-		return nil
-	}
-	var a accessv1.Account
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: fs.Arg(0)}, &a); err != nil {
-		return fmt.Errorf("reading account %s/%s: %w", ns, fs.Arg(0), err)
-	}
-	return printAccounts(stdout, []accessv1.Account{a})
+		return printAccounts(stdout, []accessv1.Account{a})
+	})
 }
 
 func printAccounts(w io.Writer, items []accessv1.Account) error {

@@ -18,10 +18,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,35 +38,23 @@ Print the CA certificates of a release from its TrustAnchor: what a client needs
 //	kubectl credo ca pg -n tenant-demo > ca.crt
 func ca(args []string, stdout io.Writer) error {
 	cmd := newCommand("ca", caUsage)
-	fs := cmd.fs
-	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New(caUsage)
-	}
-	c, ns, err := cl.client()
-	if err != nil {
-		return err
-	}
-	release := fs.Arg(0)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var ta trustv1.TrustAnchor
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: release}, &ta); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("no TrustAnchor %q in %s: the CA of release %s is not published (kubectl get trustanchors -n %s)", release, ns, release, ns)
+	return cmd.run(args, stdout, oneArg, func(ctx context.Context, c client.Client, ns string) error {
+		release := cmd.fs.Arg(0)
+		var ta trustv1.TrustAnchor
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: release}, &ta); err != nil {
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("no TrustAnchor %q in %s: the CA of release %s is not published (kubectl get trustanchors -n %s)", release, ns, release, ns)
+			}
+			return fmt.Errorf("reading TrustAnchor %s/%s: %w", ns, release, err)
 		}
-		return fmt.Errorf("reading TrustAnchor %s/%s: %w", ns, release, err)
-	}
-	if ta.Status.CABundle == "" {
-		_, msg := readyOf(ta.Status.Conditions)
-		if msg == "" || msg == "-" {
-			msg = "no status yet"
+		if ta.Status.CABundle == "" {
+			_, msg := readyOf(ta.Status.Conditions)
+			if msg == "" || msg == "-" {
+				msg = "no status yet"
+			}
+			return fmt.Errorf("TrustAnchor %s/%s has not projected a certificate yet: %s", ns, release, msg)
 		}
-		return fmt.Errorf("TrustAnchor %s/%s has not projected a certificate yet: %s", ns, release, msg)
-	}
-	_, err = io.WriteString(stdout, ta.Status.CABundle)
-	return err
+		_, err := io.WriteString(stdout, ta.Status.CABundle)
+		return err
+	})
 }

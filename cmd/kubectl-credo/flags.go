@@ -28,11 +28,11 @@ import (
 
 // command is one verb's command line: its usage, its own flags, and the
 // kubeconfig flags every verb that talks to the cluster shares, which
-// --help lists last, under "Global flags:".
+// --help lists last, under "Global flags:". A verb that talks to the
+// cluster opens with run (cluster.go); one that does not parses alone:
 //
-//	cmd := newCommand("mint", "usage: kubectl credo mint <account> ...")
-//	output := cmd.fs.StringP("output", "o", "", "...")
-//	cl := cmd.cluster()
+//	cmd := newCommand("hash", "usage: kubectl credo hash --format <format> ...")
+//	format := cmd.fs.String("format", "", "...")
 //	if help, err := cmd.parse(args, stdout); help || err != nil {
 //		return err
 //	}
@@ -44,6 +44,11 @@ type command struct {
 	// global holds the kubeconfig flags; empty for a verb that does not
 	// talk to the cluster.
 	global *pflag.FlagSet
+	// cl is bound to global by cluster.
+	cl *cluster
+	// checks refuse the verb's flags or stdout before run contacts the
+	// cluster.
+	checks []func() error
 }
 
 func newCommand(name, usage string) *command {
@@ -60,10 +65,17 @@ func newCommand(name, usage string) *command {
 }
 
 // cluster binds the kubeconfig flags (--kubeconfig, --context, -n, ... as
-// kubectl) as the verb's global flags.
+// kubectl) as the verb's global flags, once.
 func (c *command) cluster() *cluster {
-	return bindCluster(c.global)
+	if c.cl == nil {
+		c.cl = bindCluster(c.global)
+	}
+	return c.cl
 }
+
+// check adds a check of the verb's flags or stdout that run makes after
+// counting the arguments, before it contacts the cluster.
+func (c *command) check(f func() error) { c.checks = append(c.checks, f) }
 
 // bindCluster binds the kubeconfig flags to fs.
 func bindCluster(fs *pflag.FlagSet) *cluster {

@@ -18,8 +18,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -29,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
@@ -64,124 +61,68 @@ func token(args []string, stdout io.Writer) error {
 // tokenCreate creates a JoinTokenRequest and prints the token once.
 func tokenCreate(args []string, stdout io.Writer) error {
 	cmd := newCommand("token create", tokenCreateUsage)
-	fs := cmd.fs
-	output := fs.StringP("output", "o", "", "json, yaml or env; required when stdout is not a terminal")
-	lifetime := fs.Duration("lifetime", 0, "the token's lifetime, positive; at most, and by default, the policy's tokenLifetime")
-	description := fs.String("description", "", "recorded in the JoinToken")
-	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New(tokenCreateUsage)
-	}
-	if fs.Changed("lifetime") && *lifetime <= 0 {
-		return fmt.Errorf("--lifetime %s is not positive: give a positive duration such as 1h, or omit --lifetime for the policy's tokenLifetime", *lifetime)
-	}
-	if *output == "" && !isTerminal(stdout) {
-		return errors.New("stdout is not a terminal: pass -o json, yaml or env to print the token into a pipe or a file on purpose")
-	}
-	c, ns, err := cl.client()
-	if err != nil {
-		return err
-	}
-	req := &accessv1.JoinTokenRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "token-"},
-		Spec:       accessv1.JoinTokenRequestSpec{Policy: fs.Arg(0), Description: *description},
-	}
-	if fs.Changed("lifetime") {
-		req.Spec.Lifetime = &metav1.Duration{Duration: *lifetime}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Create(ctx, req); err != nil {
-		err = canIHint(err, ns, "create jointokenrequests.access.credo.dev")
-		return fmt.Errorf("creating a join token of policy %s/%s: %w", ns, fs.Arg(0), err)
-	}
-	if req.Namespace == "" {
-		req.Namespace = ns
-	}
-	return printToken(stdout, *output, req)
+	lifetime := cmd.fs.Duration("lifetime", 0, "the token's lifetime, positive; at most, and by default, the policy's tokenLifetime")
+	cmd.check(func() error {
+		if cmd.fs.Changed("lifetime") && *lifetime <= 0 {
+			return fmt.Errorf("--lifetime %s is not positive: give a positive duration such as 1h, or omit --lifetime for the policy's tokenLifetime", *lifetime)
+		}
+		return nil
+	})
+	output := bindOutput(cmd, stdout, "token")
+	description := cmd.fs.String("description", "", "recorded in the JoinToken")
+	return cmd.run(args, stdout, oneArg, func(ctx context.Context, c client.Client, ns string) error {
+		req := &accessv1.JoinTokenRequest{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "token-"},
+			Spec:       accessv1.JoinTokenRequestSpec{Policy: cmd.fs.Arg(0), Description: *description},
+		}
+		if cmd.fs.Changed("lifetime") {
+			req.Spec.Lifetime = &metav1.Duration{Duration: *lifetime}
+		}
+		if err := c.Create(ctx, req); err != nil {
+			err = canIHint(err, ns, "create jointokenrequests.access.credo.dev")
+			return fmt.Errorf("creating a join token of policy %s/%s: %w", ns, cmd.fs.Arg(0), err)
+		}
+		if req.Namespace == "" {
+			req.Namespace = ns
+		}
+		return printToken(stdout, *output, req)
+	})
 }
 
+// printToken prints the token in the output asked for.
 func printToken(w io.Writer, output string, req *accessv1.JoinTokenRequest) error {
 	st := req.Status
-	switch output {
-	case "":
-		_, err := fmt.Fprintf(w, "token:   %s\nid:      %s\nexpires: %s\n\nThe token is shown once; credo keeps only a hash of it. Revoke it with: kubectl credo token revoke %s -n %s\n",
-			st.Token, st.ID, st.ExpiresAt.UTC().Format(time.RFC3339), st.ID, req.Namespace)
-		return err
-	case "json":
-		b, err := json.MarshalIndent(st, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(st)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	case "env":
-		_, err := fmt.Fprintf(w, "CREDO_JOIN_TOKEN=%s\nCREDO_JOIN_TOKEN_ID=%s\n", shellQuote(st.Token), shellQuote(st.ID))
-		return err
-	default:
-		return fmt.Errorf("unknown output %q: json, yaml or env", output)
-	}
+	human := fmt.Sprintf("token:   %s\nid:      %s\nexpires: %s\n\nThe token is shown once; credo keeps only a hash of it. Revoke it with: kubectl credo token revoke %s -n %s\n",
+		st.Token, st.ID, st.ExpiresAt.UTC().Format(time.RFC3339), st.ID, req.Namespace)
+	env := fmt.Sprintf("CREDO_JOIN_TOKEN=%s\nCREDO_JOIN_TOKEN_ID=%s\n", shellQuote(st.Token), shellQuote(st.ID))
+	return printOnce(w, output, st, human, env)
 }
 
 // tokenRevoke sets spec.revoked on a JoinToken: it enrolls nothing further.
 func tokenRevoke(args []string, stdout io.Writer) error {
 	cmd := newCommand("token revoke", tokenRevokeUsage)
-	fs := cmd.fs
-	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
+	return cmd.run(args, stdout, oneArg, func(ctx context.Context, c client.Client, ns string) error {
+		jt := &enrollv1.JoinToken{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cmd.fs.Arg(0)}}
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"revoked":true}}`))
+		if err := c.Patch(ctx, jt, patch); err != nil {
+			return fmt.Errorf("revoking join token %s/%s: %w", ns, cmd.fs.Arg(0), err)
+		}
+		_, err := fmt.Fprintf(stdout, "join token %s/%s revoked: it enrolls nothing further; workloads it enrolled keep renewing\n", ns, jt.Name)
 		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New(tokenRevokeUsage)
-	}
-	c, ns, err := cl.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	jt := &enrollv1.JoinToken{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fs.Arg(0)}}
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"revoked":true}}`))
-	if err := c.Patch(ctx, jt, patch); err != nil {
-		return fmt.Errorf("revoking join token %s/%s: %w", ns, fs.Arg(0), err)
-	}
-	_, err = fmt.Fprintf(stdout, "join token %s/%s revoked: it enrolls nothing further; workloads it enrolled keep renewing\n", ns, jt.Name)
-	return err
+	})
 }
 
 // tokenList prints the namespace's join tokens and their uses.
 func tokenList(args []string, stdout io.Writer) error {
 	cmd := newCommand("token list", tokenListUsage)
-	fs := cmd.fs
-	policy := fs.String("policy", "", "only the tokens of this EnrollmentPolicy")
-	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return errors.New(tokenListUsage)
-	}
-	c, ns, err := cl.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var list enrollv1.JoinTokenList
-	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("listing join tokens in %s: %w", ns, err)
-	}
-	return printTokens(stdout, list.Items, *policy, time.Now())
+	policy := cmd.fs.String("policy", "", "only the tokens of this EnrollmentPolicy")
+	return cmd.run(args, stdout, noArg, func(ctx context.Context, c client.Client, ns string) error {
+		var list enrollv1.JoinTokenList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("listing join tokens in %s: %w", ns, err)
+		}
+		return printTokens(stdout, list.Items, *policy, time.Now())
+	})
 }
 
 func printTokens(w io.Writer, items []enrollv1.JoinToken, policy string, now time.Time) error {

@@ -72,65 +72,63 @@ func workloadCmd(args []string, stdout io.Writer) error {
 //	kubectl credo workload deny 3f1c2b8e-... --reason "laptop reported stolen" -n tenant-demo
 func workloadDeny(args []string, stdout io.Writer) error {
 	cmd := newCommand("workload deny", workloadDenyUsage)
-	fs := cmd.fs
-	reason := fs.String("reason", "", "why the workload is denied, at most 1024 characters; required, and told to the refused agent")
-	all := bindAllNamespaces(fs)
-	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New(workloadDenyUsage)
-	}
-	if strings.TrimSpace(*reason) == "" {
-		return errors.New("--reason is required: say why the workload is denied (the refused agent is told it)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, wl, err := findWorkload(ctx, cl, *all, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	user, err := caller.Username(ctx, c)
-	if err != nil {
-		return fmt.Errorf("%w: nobody to record as the author of the deny", err)
-	}
-	previous := wl.Spec.Denied
-	previousBy := deniedBy(wl)
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"denied": enrollv1.WorkloadDenial{Reason: *reason, By: user}}})
-	if err != nil {
-		return err
-	}
-	if err := c.Patch(ctx, wl, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(fieldManager)); err != nil {
-		return fmt.Errorf("denying workload %s/%s: %w", wl.Namespace, wl.Name, err)
-	}
-	return printDenied(stdout, wl, previous, previousBy, time.Now())
+	reason := cmd.fs.String("reason", "", "why the workload is denied, at most 1024 characters; required, and told to the refused agent")
+	cmd.check(func() error {
+		if strings.TrimSpace(*reason) == "" {
+			return errors.New("--reason is required: say why the workload is denied (the refused agent is told it)")
+		}
+		return nil
+	})
+	return onWorkload(cmd, args, stdout, func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error {
+		user, err := caller.Username(ctx, c)
+		if err != nil {
+			return fmt.Errorf("%w: nobody to record as the author of the deny", err)
+		}
+		previous := wl.Spec.Denied
+		previousBy := deniedBy(wl)
+		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"denied": enrollv1.WorkloadDenial{Reason: *reason, By: user}}})
+		if err != nil {
+			return err
+		}
+		if err := c.Patch(ctx, wl, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(fieldManager)); err != nil {
+			return fmt.Errorf("denying workload %s/%s: %w", wl.Namespace, wl.Name, err)
+		}
+		return printDenied(stdout, wl, previous, previousBy, time.Now())
+	})
 }
 
 // workloadUndeny removes spec.denied from a Workload.
 func workloadUndeny(args []string, stdout io.Writer) error {
 	cmd := newCommand("workload undeny", workloadUndenyUsage)
-	fs := cmd.fs
-	all := bindAllNamespaces(fs)
+	return onWorkload(cmd, args, stdout, func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error {
+		previous, previousBy := wl.Spec.Denied, deniedBy(wl)
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":null}}`))
+		if err := c.Patch(ctx, wl, patch, client.FieldOwner(fieldManager)); err != nil {
+			return fmt.Errorf("lifting the denial of workload %s/%s: %w", wl.Namespace, wl.Name, err)
+		}
+		return printUndenied(stdout, wl, previous, previousBy)
+	})
+}
+
+// onWorkload is the opening of the workload verbs, then the verb: it binds
+// -A, refuses -n with -A before contacting the cluster, and runs verb on
+// the workload the one argument names (see findWorkload).
+func onWorkload(cmd *command, args []string, stdout io.Writer, verb func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error) error {
+	all := bindAllNamespaces(cmd.fs)
 	cl := cmd.cluster()
-	if help, err := cmd.parse(args, stdout); help || err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New(workloadUndenyUsage)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, wl, err := findWorkload(ctx, cl, *all, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	previous, previousBy := wl.Spec.Denied, deniedBy(wl)
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":null}}`))
-	if err := c.Patch(ctx, wl, patch, client.FieldOwner(fieldManager)); err != nil {
-		return fmt.Errorf("lifting the denial of workload %s/%s: %w", wl.Namespace, wl.Name, err)
-	}
-	return printUndenied(stdout, wl, previous, previousBy)
+	cmd.check(func() error {
+		if *all && !cl.namespaceFromContext() {
+			return errors.New("pass -n <namespace> or -A, not both")
+		}
+		return nil
+	})
+	return cmd.run(args, stdout, oneArg, func(ctx context.Context, c client.Client, ns string) error {
+		wl, err := findWorkload(ctx, c, ns, cl.namespaceFromContext(), *all, cmd.fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		return verb(ctx, c, wl)
+	})
 }
 
 // bindAllNamespaces binds -A, --all-namespaces, as kubectl names it.
@@ -138,50 +136,43 @@ func bindAllNamespaces(fs *pflag.FlagSet) *bool {
 	return fs.BoolP("all-namespaces", "A", false, "look for the workload in every namespace (its name, a UUID, is unique), if you may list workloads cluster-wide")
 }
 
-// findWorkload reads the Workload named uuid: in the namespace -n names,
-// else in the current context's (kubectl's default namespace, "default"
-// when the context names none), or, with all, in whichever namespace
+// findWorkload reads the Workload named uuid: in ns, the namespace -n
+// names, else the current context's (fromContext; kubectl's default
+// namespace, "default" when the context names none), or, with all, in whichever namespace
 // holds it (names are UUIDs, unique across namespaces).
-func findWorkload(ctx context.Context, cl *cluster, all bool, uuid string) (client.Client, *enrollv1.Workload, error) {
-	if all && *cl.flags.Namespace != "" {
-		return nil, nil, errors.New("pass -n <namespace> or -A, not both")
-	}
-	c, ns, err := cl.client()
-	if err != nil {
-		return nil, nil, err
-	}
+func findWorkload(ctx context.Context, c client.Client, ns string, fromContext, all bool, uuid string) (*enrollv1.Workload, error) {
 	if !all {
 		var wl enrollv1.Workload
 		switch err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &wl); {
-		case apierrors.IsNotFound(err) && *cl.flags.Namespace == "":
-			return nil, nil, fmt.Errorf("no workload %s in %s, the current context's namespace: pass -n <namespace>, or -A to look in every namespace", uuid, ns)
-		case apierrors.IsForbidden(err) && *cl.flags.Namespace == "":
-			return nil, nil, fmt.Errorf("reading workload %s in %s, the current context's namespace: pass -n <namespace>, or -A to look in every namespace: %w", uuid, ns, err)
+		case apierrors.IsNotFound(err) && fromContext:
+			return nil, fmt.Errorf("no workload %s in %s, the current context's namespace: pass -n <namespace>, or -A to look in every namespace", uuid, ns)
+		case apierrors.IsForbidden(err) && fromContext:
+			return nil, fmt.Errorf("reading workload %s in %s, the current context's namespace: pass -n <namespace>, or -A to look in every namespace: %w", uuid, ns, err)
 		case apierrors.IsNotFound(err):
-			return nil, nil, fmt.Errorf("no workload %s in %s (kubectl get workloads -n %s)", uuid, ns, ns)
+			return nil, fmt.Errorf("no workload %s in %s (kubectl get workloads -n %s)", uuid, ns, ns)
 		case err != nil:
-			return nil, nil, fmt.Errorf("reading workload %s/%s: %w", ns, uuid, err)
+			return nil, fmt.Errorf("reading workload %s/%s: %w", ns, uuid, err)
 		}
-		return c, &wl, nil
+		return &wl, nil
 	}
 	var list enrollv1.WorkloadList
 	switch err := c.List(ctx, &list, client.MatchingFields{"metadata.name": uuid}); {
 	case apierrors.IsForbidden(err):
-		return nil, nil, fmt.Errorf("looking for workload %s in every namespace: you may not list workloads cluster-wide; pass -n <namespace> instead of -A: %w", uuid, err)
+		return nil, fmt.Errorf("looking for workload %s in every namespace: you may not list workloads cluster-wide; pass -n <namespace> instead of -A: %w", uuid, err)
 	case err != nil:
-		return nil, nil, fmt.Errorf("looking for workload %s in every namespace: %w", uuid, err)
+		return nil, fmt.Errorf("looking for workload %s in every namespace: %w", uuid, err)
 	}
 	switch len(list.Items) {
 	case 0:
-		return nil, nil, fmt.Errorf("no workload %s in any namespace (kubectl get workloads -A)", uuid)
+		return nil, fmt.Errorf("no workload %s in any namespace (kubectl get workloads -A)", uuid)
 	case 1:
-		return c, &list.Items[0], nil
+		return &list.Items[0], nil
 	}
 	namespaces := make([]string, 0, len(list.Items))
 	for _, wl := range list.Items {
 		namespaces = append(namespaces, wl.Namespace)
 	}
-	return nil, nil, fmt.Errorf("workload %s is in %d namespaces (%s): pass -n <namespace>", uuid, len(namespaces), strings.Join(namespaces, ", "))
+	return nil, fmt.Errorf("workload %s is in %d namespaces (%s): pass -n <namespace>", uuid, len(namespaces), strings.Join(namespaces, ", "))
 }
 
 // deniedBy returns who denied wl, as the record a tenant cannot forge
