@@ -60,6 +60,13 @@ type Options struct {
 	// Listener, when set, is used instead of listening on BindAddress and
 	// SecurePort (tests bind 127.0.0.1:0).
 	Listener net.Listener
+	// ServingSecret is the Secret, in ServiceNamespace, holding the
+	// self-signed serving certificate every replica shares; created when
+	// absent. Empty: CertDir as given (e.g. mounted from cert-manager).
+	ServingSecret string
+	// InjectCA keeps the APIService's caBundle set to the CA of the shared
+	// serving certificate (off when cert-manager's cainjector does it).
+	InjectCA bool
 }
 
 // NewOptions returns Options with their defaults.
@@ -70,8 +77,13 @@ func NewOptions() *Options {
 		CertPairName:     "apiserver",
 		ServiceName:      DefaultServiceName,
 		ServiceNamespace: DefaultServiceNamespace,
+		ServingSecret:    DefaultServingSecret,
+		InjectCA:         true,
 	}
 }
+
+// DefaultServingSecret is the Secret of the shared serving certificate.
+const DefaultServingSecret = "credo-access-serving-cert"
 
 // BindFlags registers the options on fs. Call it on NewOptions' result so
 // the defaults show.
@@ -91,6 +103,10 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"The name of the Service the access APIService points at (the serving certificate is for <name>.<namespace>.svc).")
 	fs.StringVar(&o.ServiceNamespace, "access-api-service-namespace", o.ServiceNamespace,
 		"The namespace of the Service the access APIService points at.")
+	fs.StringVar(&o.ServingSecret, "access-api-serving-secret", o.ServingSecret,
+		"The Secret, in --access-api-service-namespace, holding the access API's self-signed serving certificate shared by all replicas; created when absent. Empty: use --access-api-cert-dir as given (e.g. mounted from cert-manager).")
+	fs.BoolVar(&o.InjectCA, "access-api-inject-ca", o.InjectCA,
+		"Keep the APIService's caBundle set to the CA of the shared serving certificate (disable when cert-manager's cainjector does it).")
 }
 
 // Enabled reports whether the server is to run.

@@ -59,7 +59,7 @@ func EventBroadcaster(o *ctrl.Options) func(ctrl.Manager) error {
 	broadcaster := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: EventCorrelatorCacheSize}))
 	o.EventBroadcaster = broadcaster //nolint:staticcheck // the one way to size the correlator
 	return func(mgr ctrl.Manager) error {
-		if err := mgr.Add(everyReplica(func(ctx context.Context) error {
+		if err := mgr.Add(EveryReplica(func(ctx context.Context) error {
 			<-ctx.Done()
 			broadcaster.Shutdown()
 			return nil
@@ -70,12 +70,16 @@ func EventBroadcaster(o *ctrl.Options) func(ctrl.Manager) error {
 	}
 }
 
-// everyReplica is a runnable that runs on every replica, leader or not.
-type everyReplica manager.RunnableFunc
+// EveryReplica is a runnable that runs on every replica, leader or not:
+// the access API server, the enrollment listener, the event broadcaster's
+// shutdown.
+type EveryReplica manager.RunnableFunc
 
-func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
+// Start runs f until ctx is done.
+func (f EveryReplica) Start(ctx context.Context) error { return f(ctx) }
 
-func (everyReplica) NeedLeaderElection() bool { return false }
+// NeedLeaderElection is false: every replica runs it.
+func (EveryReplica) NeedLeaderElection() bool { return false }
 
 // Setup holds what New builds for a controller binary.
 type Setup struct {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package enrollment
 
 import (
 	"strings"
@@ -29,20 +29,20 @@ import (
 // certificate plus the longest grace the flags allow; the defaults do.
 func TestTheEmbeddedCAOverlapMustCoverTheMaxima(t *testing.T) {
 	limits := enrollment.DefaultLimits()
-	if err := checkOverlap(authorityEmbedded, embedded.NewOptions(), limits); err != nil {
+	if err := checkOverlap(AuthorityEmbedded, embedded.NewOptions(), limits); err != nil {
 		t.Fatalf("the defaults are refused: %v", err)
 	}
 	short := embedded.NewOptions()
 	short.Overlap = limits.MaxCertificateTTL
-	err := checkOverlap(authorityEmbedded, short, limits)
+	err := checkOverlap(AuthorityEmbedded, short, limits)
 	if err == nil || !strings.Contains(err.Error(), "--enrollment-ca-overlap") || !strings.Contains(err.Error(), "--max-renewal-grace") {
 		t.Fatalf("an overlap shorter than the maxima: %v", err)
 	}
-	if err := checkOverlap(authorityCertManager, short, limits); err != nil {
+	if err := checkOverlap(AuthorityCertManager, short, limits); err != nil {
 		t.Fatalf("cert-manager keeps its own overlap: %v", err)
 	}
 	limits.MaxCertificateTTL = 24 * time.Hour
-	if err := checkOverlap(authorityEmbedded, short, limits); err != nil {
+	if err := checkOverlap(AuthorityEmbedded, short, limits); err != nil {
 		t.Fatalf("lower maxima within the overlap are refused: %v", err)
 	}
 }
