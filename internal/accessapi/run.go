@@ -149,4 +149,3 @@ func keepCABundle(ctx context.Context, c client.Client, caPEM []byte) {
 		}
 	}
 }
-
