@@ -62,11 +62,7 @@ func BenchmarkEnrollmentController(b *testing.B) {
 		b.Fatalf("%s missing (run make build): %v", binary, err)
 	}
 	ctx := context.Background()
-	env, err := controlplane.Start(ctx, controlplane.Options{NoControllerManager: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.ControlPlane(b, controlplane.Options{NoControllerManager: true})
 	const system = "credo-system"
 	must(b, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: system}}))
 	listen, health := testenv.FreeAddr(b), testenv.FreeAddr(b)

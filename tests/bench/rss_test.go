@@ -63,11 +63,7 @@ func BenchmarkTrustControllerRSS(b *testing.B) {
 		b.Fatalf("%s missing (run make build): %v", binary, err)
 	}
 	ctx := context.Background()
-	env, err := controlplane.Start(ctx, controlplane.Options{NoControllerManager: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.ControlPlane(b, controlplane.Options{NoControllerManager: true})
 
 	health, metricsAddr := testenv.FreeAddr(b), testenv.FreeAddr(b)
 	proc, err := env.StartProcess("trust-controller", binary, []string{"GOMAXPROCS=2"},

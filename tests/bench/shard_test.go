@@ -71,11 +71,7 @@ func BenchmarkShard(b *testing.B) {
 		n = v
 	}
 	ctx := context.Background()
-	env, err := controlplane.Start(ctx, controlplane.Options{NoControllerManager: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.ControlPlane(b, controlplane.Options{NoControllerManager: true})
 	must(b, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "credo-system"}}))
 	procs := []*shardProc{
 		startShardProc(b, env, "trust-controller"),

@@ -57,11 +57,7 @@ func BenchmarkReleaseValuesRSS(b *testing.B) {
 	n := envInt("CREDO_BENCH_VALUES_RELEASES", 30)
 	kib := envInt("CREDO_BENCH_VALUES_KIB", 1024)
 	ctx := context.Background()
-	env, err := controlplane.Start(ctx, controlplane.Options{NoControllerManager: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.ControlPlane(b, controlplane.Options{NoControllerManager: true})
 	must(b, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "credo-system"}}))
 	names := []string{"trust-controller", "credential-controller"}
 	procs := []*valuesProc{

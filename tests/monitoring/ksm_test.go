@@ -76,11 +76,7 @@ func TestKubeStateMetricsServesReadinessAndSuspendOfEveryCredoKind(t *testing.T)
 	ksm := ksmBinary(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
-	env, err := controlplane.Start(startCtx, controlplane.Options{NoControllerManager: true})
-	startCancel()
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.ControlPlane(t, controlplane.Options{NoControllerManager: true})
 	startTrustController(ctx, t, env)
 
 	ns := "tenant-ksm"

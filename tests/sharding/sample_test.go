@@ -36,6 +36,7 @@ import (
 
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // TestShardingSampleRunsAMainAndThreeShards renders config/samples/sharding
@@ -84,9 +85,7 @@ func TestShardingSampleRunsAMainAndThreeShards(t *testing.T) {
 	}
 	g.Expect(args).To(HaveLen(4*len(controllers)), "no other Deployment")
 
-	env, err := controlplane.Start(context.Background(), controlplane.Options{NoControllerManager: true})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer env.Stop()
+	env := testenv.ControlPlane(t, controlplane.Options{NoControllerManager: true})
 	// A dry run creates nothing: the namespace the objects go to must exist.
 	g.Expect(env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "credo-system"}})).To(Succeed())
 	cmd := exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "apply", "--server-side", "--force-conflicts",

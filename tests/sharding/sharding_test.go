@@ -39,6 +39,7 @@ import (
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
 )
 
@@ -71,11 +72,10 @@ func TestTwoShardsNeverBothActOnOneObject(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	bin := buildControllers(t)
-	env, err := controlplane.Start(ctx, controlplane.Options{NoControllerManager: true, Audit: true, AuditPolicy: auditPolicy})
-	g.Expect(err).NotTo(HaveOccurred())
-	// A cleanup, not a defer: the shards' logs are shown (startShard's
-	// cleanups, which run first) before the environment's directory goes.
-	t.Cleanup(func() { _ = env.Stop() })
+	// Stopped by a cleanup, not a defer: the shards' logs are shown
+	// (startShard's cleanups, which run first) before the environment's
+	// directory goes.
+	env := testenv.ControlPlane(t, controlplane.Options{NoControllerManager: true, Audit: true, AuditPolicy: auditPolicy})
 	c := env.Client
 	for _, ns := range []string{tenant, platformNamespace} {
 		g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
