@@ -106,7 +106,12 @@ func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		Prepare:   r.dropLegacyFinalizer,
 		Observed:  func(acct *credv1.CredentialAccount) int64 { return acct.Status.ObservedGeneration },
 		Reconcile: func(ctx context.Context, acct *credv1.CredentialAccount) (ctrl.Result, error) {
-			return ctrl.Result{}, r.reconcileAccount(ctx, acct)
+			// Two steps: the account Secret and its delivery, which make
+			// Ready; then Applied, what its consumers took, which never
+			// affects Ready and is observed however far the first got.
+			hr, secret, err := r.reconcileAccount(ctx, acct)
+			r.reconcileApplied(ctx, acct, hr, secret)
+			return ctrl.Result{}, err
 		},
 	})
 }
@@ -124,7 +129,10 @@ func (r *CredentialAccountReconciler) dropLegacyFinalizer(ctx context.Context, a
 	return nil
 }
 
-func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) error {
+// reconcileAccount keeps the account Secret and its delivery, and returns
+// the release (nil when it cannot be read) and the account Secret (nil
+// when none is in place) for the Applied step.
+func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) (*helmv2.HelmRelease, *corev1.Secret, error) {
 	// The release is read first, so that every Warning is recorded on it
 	// too; a missing release is reported after a refused format.
 	hr := &helmv2.HelmRelease{}
@@ -132,12 +140,10 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 	if hrErr != nil {
 		hr = nil
 	}
-	var secret *corev1.Secret
-	defer func() { r.reconcileApplied(ctx, acct, hr, secret) }()
 	ev := r.events(hr)
 	f, err := r.format(acct)
 	if err != nil {
-		return r.fail(ev, acct, credv1.FormatRefusedCondition, err)
+		return hr, nil, r.fail(ev, acct, credv1.FormatRefusedCondition, err)
 	}
 	conditions.Delete(acct, credv1.FormatRefusedCondition)
 
@@ -145,25 +151,25 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 		if apierrors.IsNotFound(hrErr) {
 			hrErr = reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s not found", acct.Spec.Release)
 		}
-		return r.fail(ev, acct, credv1.SecretFailedCondition, hrErr)
+		return hr, nil, r.fail(ev, acct, credv1.SecretFailedCondition, hrErr)
 	}
 	if !hr.DeletionTimestamp.IsZero() {
 		// Its Secret goes with it, by garbage collection: nothing to write.
-		return r.fail(ev, acct, credv1.SecretFailedCondition,
+		return hr, nil, r.fail(ev, acct, credv1.SecretFailedCondition,
 			reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s is being deleted", acct.Spec.Release))
 	}
 	if err := r.checkAccountCollision(ctx, acct); err != nil {
-		return r.fail(ev, acct, credv1.SecretFailedCondition, err)
+		return hr, nil, r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
 	if err := r.checkReserved(ctx, acct, hr); err != nil {
-		return r.fail(ev, acct, credv1.SecretFailedCondition, err)
+		return hr, nil, r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
-	secret, err = r.ensureSecret(ctx, acct, hr, f)
+	secret, err := r.ensureSecret(ctx, acct, hr, f)
 	if err != nil {
 		if reconciler.ReasonOf(err) == meta.FailedReason {
 			err = &reconciler.Generic{Reason: credv1.WriteFailedReason, Err: err}
 		}
-		return r.fail(ev, acct, credv1.SecretFailedCondition, err)
+		return hr, secret, r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
 	conditions.Delete(acct, credv1.SecretFailedCondition)
 	before := lastOperation(acct)
@@ -171,14 +177,14 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 
 	if acct.Spec.ValuesFrom != nil {
 		if err := r.deliverValues(ctx, acct, hr, before); err != nil {
-			return r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
+			return hr, secret, r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
 		}
 	} else if err := r.removeValues(ctx, acct); err != nil {
 		// valuesFrom was dropped from the spec: its entry goes too.
-		return r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
+		return hr, secret, r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
 	}
 	conditions.Delete(acct, credv1.DeliveryFailedCondition)
-	return nil
+	return hr, secret, nil
 }
 
 // format resolves the account's format, refusing what is not built.
