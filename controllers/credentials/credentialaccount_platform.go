@@ -36,8 +36,10 @@ import (
 // A platform account's plaintext is kept in the platform namespace, in a
 // Secret that carries the account's UID (internal/account: the writer
 // reads, writes and deletes it after checking that UID, never by name
-// alone). This file decides when the account Secret is checked, repaired,
-// rotated or reclaimed; every write goes through the writer.
+// alone). account.DecidePlatformRepair decides whether the account Secret
+// is repaired, rotated or reclaimed; this file reads what it needs, carries
+// the decision out and raises its events; every write goes through the
+// writer.
 
 // reclaimPlatform takes back the Secret at a platform account's name that
 // someone else wrote (a foreign field manager, or another account's UID on
@@ -78,44 +80,50 @@ func unfitness(s *corev1.Secret) string {
 }
 
 // checkPlatform keeps a platform account's stored verifier equal to the
-// verifier of the kept password. A rotation request the kept password does
-// not answer (recorded with it, out of the tenant's reach), or a kept
-// password gone, generates a new password; a stored value that does not
-// match the kept one (written by someone else) is repaired from it, with a
-// Warning naming its last writer. A Secret being deleted (its release
-// going, garbage collection) is awaited while it holds the kept password's
-// verifier, and replaced when it does not. It returns the Secret to go on
-// with.
+// verifier of the kept password: it reads what the decision needs, lets
+// account.DecidePlatformRepair decide, and carries the decision out. A
+// rotation request the kept password does not answer (recorded with it,
+// out of the tenant's reach), or a kept password gone, generates a new
+// password; a stored value that does not match the kept one (written by
+// someone else) is repaired from it, with a Warning naming its last
+// writer. A Secret being deleted (its release going, garbage collection)
+// is awaited while it holds the kept password's verifier, and replaced
+// when it does not. It returns the Secret to go on with.
 func (r *CredentialAccountReconciler) checkPlatform(ctx context.Context, w *account.Writer, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret, f verifier.Format) (*corev1.Secret, error) {
 	kept, err := w.ReadKept(ctx, acct)
 	if err != nil {
 		return nil, r.refusal(acct, err)
 	}
-	if kept == nil || len(kept.Data[credv1.PasswordKey]) == 0 {
+	state := account.PlatformState{
+		KeptLost: kept == nil || len(kept.Data[credv1.PasswordKey]) == 0,
+		Rotate:   acct.Spec.Rotate, SecretRotate: cur.Annotations[r.AccountKeys.Rotate],
+		Deleting: !cur.DeletionTimestamp.IsZero(),
+	}
+	var k account.Kept
+	if !state.KeptLost {
+		if k, err = w.KeptOf(ctx, acct, kept, cur.Annotations[r.AccountKeys.Rotate]); err != nil {
+			return nil, r.refusal(acct, err)
+		}
+		state.KeptRotate = k.Rotate
+		state.Matches = verifier.Matches(f, acct.Spec.Username, k.Password, string(cur.Data[credv1.PasswordKey]))
+	}
+	switch account.DecidePlatformRepair(state) {
+	case account.PlatformKeptLost:
 		r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.KeptPasswordLostReason,
 			"the kept password of %s is missing from %s; a new password is generated", cur.Name, r.PlatformNamespace)
 		return r.rotatePlatform(ctx, w, acct, cur, f)
-	}
-	k, err := w.KeptOf(ctx, acct, kept, cur.Annotations[r.AccountKeys.Rotate])
-	if err != nil {
-		return nil, r.refusal(acct, err)
-	}
-	if acct.Spec.Rotate != "" && acct.Spec.Rotate != k.Rotate {
+	case account.PlatformRotate:
 		return r.rotatePlatform(ctx, w, acct, cur, f)
-	}
-	matches := verifier.Matches(f, acct.Spec.Username, k.Password, string(cur.Data[credv1.PasswordKey]))
-	if !cur.DeletionTimestamp.IsZero() {
-		if matches {
-			return nil, reconciler.NewWaiting(credv1.SecretDeletingReason, "Secret %s is being deleted; it is created again once it is gone", cur.Name)
-		}
+	case account.PlatformAwaitDeletion:
+		return nil, reconciler.NewWaiting(credv1.SecretDeletingReason, "Secret %s is being deleted; it is created again once it is gone", cur.Name)
+	case account.PlatformReclaim:
 		return r.reclaimPlatform(ctx, w, acct, hr, cur, f)
-	}
-	if matches && cur.Annotations[r.AccountKeys.Rotate] == k.Rotate {
+	case account.PlatformInLine:
 		return cur, nil
-	}
-	if matches {
+	case account.PlatformRecordRotation:
 		return w.RecordRotation(ctx, acct, cur, k.Rotate)
 	}
+	// account.PlatformRepairVerifier
 	stored, err := account.StoredValue(f, acct.Spec.Username, k.Password)
 	if err != nil {
 		return nil, r.refusal(acct, err)
