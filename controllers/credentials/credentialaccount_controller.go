@@ -187,25 +187,15 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 	return hr, secret, nil
 }
 
-// format resolves the account's format, refusing what is not built.
+// format resolves the account's format (account.FormatOf); a refusal
+// stalls with its reason.
 func (r *CredentialAccountReconciler) format(acct *credv1.CredentialAccount) (verifier.Format, error) {
-	if acct.GetFormatKind() != credv1.FormatBuiltIn {
-		return nil, reconciler.NewStalling(credv1.UnsupportedFormatKindReason,
-			"format kind %s is not supported yet; use kind BuiltIn with one of %v", acct.GetFormatKind(), verifier.Names())
+	f, err := account.FormatOf(acct)
+	var refusal *account.FormatRefusal
+	if errors.As(err, &refusal) {
+		return nil, &reconciler.Stalling{Reason: refusal.Reason, Err: refusal.Err}
 	}
-	f, err := verifier.Lookup(acct.Spec.Format.Name)
-	if err != nil {
-		// The error names the format, the nearest built-in one and the
-		// built-in formats.
-		return nil, reconciler.NewStalling(credv1.UnknownFormatReason, "%s", err.Error())
-	}
-	if f.Plaintext() && acct.GetOwner() == credv1.OwnerPlatform {
-		// The account Secret lives in the tenant's namespace: a platform
-		// password stored as plaintext there would be the tenant's.
-		return nil, reconciler.NewStalling(credv1.PlatformPlaintextReason,
-			"a platform account cannot use format %s: its Secret is readable in the tenant's namespace", f.Name())
-	}
-	return f, nil
+	return f, err
 }
 
 // checkAccountCollision refuses an account whose Secret name another live

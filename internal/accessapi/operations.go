@@ -40,7 +40,6 @@ import (
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
-	"github.com/credo-dev/credo/internal/verifier"
 )
 
 // Operations mints and revokes. The account Secret is read uncached and
@@ -140,10 +139,7 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
 			"the account's Secret is not safe to write (%s: %s)", c.Reason, c.Message))
 	}
-	if acct.GetFormatKind() != credv1.FormatBuiltIn {
-		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account's format kind %s is not supported", acct.GetFormatKind()))
-	}
-	f, err := verifier.Lookup(acct.Spec.Format.Name)
+	f, err := account.FormatOf(acct)
 	if err != nil {
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account's format is refused: %w", err))
 	}

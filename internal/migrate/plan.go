@@ -17,7 +17,6 @@ limitations under the License.
 package migrate
 
 import (
-	"errors"
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -119,7 +118,7 @@ func plan(keys account.Keys, st state) Release {
 	}
 	for _, acct := range st.accounts {
 		step := Step{Account: acct.Name, Username: acct.Spec.Username, Owner: acct.GetOwner(), acct: acct}
-		f, err := format(acct)
+		f, err := account.FormatOf(acct)
 		if err != nil {
 			return skip(FormatRefusedReason, "CredentialAccount %s: %v", acct.Name, err)
 		}
@@ -167,16 +166,4 @@ func plan(keys account.Keys, st state) Release {
 // succeeded.
 func ready(hr *helmv2.HelmRelease) bool {
 	return conditions.IsReady(hr) && hr.Status.ObservedGeneration == hr.Generation
-}
-
-// format returns acct's built-in verifier format, or why it has none.
-func format(acct *credv1.CredentialAccount) (verifier.Format, error) {
-	if acct.GetFormatKind() != credv1.FormatBuiltIn {
-		return nil, fmt.Errorf("format kind %s is not supported", acct.GetFormatKind())
-	}
-	f, err := verifier.Lookup(acct.Spec.Format.Name)
-	if err != nil {
-		return nil, errors.New("format " + acct.Spec.Format.Name + " is not a built-in format")
-	}
-	return f, nil
 }

@@ -137,6 +137,12 @@ func TestPlan(t *testing.T) {
 				b.Spec.Format.Name = "bcrypt"
 				st.accounts[2] = b
 			}, skip: FormatRefusedReason},
+		{name: "a platform account in the plaintext format skips the release",
+			beforeFunc: func(st *state) {
+				r := root.DeepCopy()
+				r.Spec.Format.Name = verifier.Plain
+				st.accounts[3] = r
+			}, skip: FormatRefusedReason},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

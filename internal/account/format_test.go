@@ -1,0 +1,61 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package account
+
+import (
+	"errors"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/verifier"
+)
+
+func TestFormatOf(t *testing.T) {
+	tests := []struct {
+		name   string
+		format credv1.Format
+		owner  credv1.AccountOwner
+		want   string // the format's name, or "" for a refusal
+		reason string
+	}{
+		{name: "a built-in name resolves", format: credv1.Format{Name: verifier.SCRAMSHA256}, want: verifier.SCRAMSHA256},
+		{name: "a tenant account may be plaintext", format: credv1.Format{Name: verifier.Plain}, owner: credv1.OwnerTenant, want: verifier.Plain},
+		{name: "a platform account is never plaintext", format: credv1.Format{Name: verifier.Plain}, owner: credv1.OwnerPlatform,
+			reason: credv1.PlatformPlaintextReason},
+		{name: "an unknown name is refused", format: credv1.Format{Name: "md5"}, reason: credv1.UnknownFormatReason},
+		{name: "a kind other than BuiltIn is refused", format: credv1.Format{Name: verifier.SHA256Hex, Kind: credv1.FormatWebhook},
+			reason: credv1.UnsupportedFormatKindReason},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			acct := &credv1.CredentialAccount{Spec: credv1.CredentialAccountSpec{Format: tt.format, Owner: tt.owner}}
+			f, err := FormatOf(acct)
+			if tt.reason == "" {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(f.Name()).To(Equal(tt.want))
+				return
+			}
+			var refusal *FormatRefusal
+			g.Expect(errors.As(err, &refusal)).To(BeTrue(), "error %v", err)
+			g.Expect(refusal.Reason).To(Equal(tt.reason))
+			g.Expect(f).To(BeNil())
+		})
+	}
+}
