@@ -172,7 +172,7 @@ func (r *WorkloadReconciler) reconcileWorkload(ctx context.Context, wl *enrollv1
 	}
 	grace := policy.GetRenewalGrace()
 	notAfter := wl.Status.NotAfter.Time
-	deadline := notAfter.Add(grace)
+	deadline := policy.RenewalDeadline(notAfter)
 	// The enrollment server refuses a renewal once now is after the deadline.
 	if now.After(deadline) {
 		return ctrl.Result{}, reconciler.NewStalling(enrollv1.ExpiredReason,

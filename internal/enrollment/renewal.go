@@ -82,11 +82,10 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		s.olderCertificate(w, r, wl, policy, leaf, csr, peer, refusal)
 		return
 	}
-	grace := policy.GetRenewalGrace()
-	if s.now().After(leaf.NotAfter.Add(grace)) {
+	if s.now().After(policy.RenewalDeadline(leaf.NotAfter)) {
 		s.refuseRenewal(w, wl, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonRenewalGraceOver,
 			msg: fmt.Sprintf("the certificate expired at %s, more than the renewal grace (%s) ago; enroll again with a join token",
-				leaf.NotAfter.UTC().Format("2006-01-02T15:04:05Z"), grace)})
+				leaf.NotAfter.UTC().Format("2006-01-02T15:04:05Z"), policy.GetRenewalGrace())})
 		return
 	}
 	resp, e := s.issue(r.Context(), wl, policy, csr, peer, renewable)

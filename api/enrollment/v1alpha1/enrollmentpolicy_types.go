@@ -213,6 +213,14 @@ func (in *EnrollmentPolicy) GetRenewalGrace() time.Duration {
 	return min(max(in.Spec.RenewalGrace.Duration, 0), MaxRenewalGrace)
 }
 
+// RenewalDeadline is the last instant a certificate valid until notAfter
+// renews under this policy: notAfter plus the renewal grace. The
+// enrollment server refuses a renewal after it, and the Workload
+// controller marks the workload Expired then.
+func (in *EnrollmentPolicy) RenewalDeadline(notAfter time.Time) time.Time {
+	return notAfter.Add(in.GetRenewalGrace())
+}
+
 // GetOnDuplicate returns spec.onDuplicate or its default, ForceReenroll.
 func (in *EnrollmentPolicy) GetOnDuplicate() DuplicateAction {
 	if in.Spec.OnDuplicate == "" {
