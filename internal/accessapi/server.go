@@ -18,7 +18,6 @@ package accessapi
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -34,6 +33,7 @@ import (
 	"k8s.io/apiserver/pkg/util/compatibility"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	credopem "github.com/credo-dev/credo/internal/pem"
 )
 
 // Server is the access.credo.dev aggregated API server. It persists
@@ -151,22 +151,16 @@ func caBundle(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the serving certificate: %w", err)
 	}
+	// The file is the server's own: blocks other than certificates are
+	// passed over, not refused.
+	certs, err := credopem.CertificatesAmong(data)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the serving certificate: %w", err)
+	}
 	var cas []byte
-	for rest := data; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		cert, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("parsing the serving certificate: %w", err)
-		}
+	for _, cert := range certs {
 		if cert.IsCA {
-			cas = append(cas, pem.EncodeToMemory(block)...)
+			cas = append(cas, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})...)
 		}
 	}
 	if len(cas) == 0 {

@@ -29,6 +29,10 @@ limitations under the License.
 // Errors never echo input bytes. They describe problems by 1-based block
 // number and byte offset only, so a refusal can be logged, put into a status
 // condition or an event without leaking key material.
+//
+// Certificates (certificates.go) is the plain parse of a certificate list
+// credo wrote itself or was given by a CA: no guard, and its refusals name
+// the block type.
 package pem
 
 import (

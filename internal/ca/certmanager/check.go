@@ -28,6 +28,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	credopem "github.com/credo-dev/credo/internal/pem"
 )
 
 // oidSubjectAltName is the subjectAltName extension.
@@ -184,23 +186,15 @@ func printable(s string) string {
 	}, s)
 }
 
+// parseCerts is pem.Certificates with this package's wording of a
+// certificate x509 refuses.
 func parseCerts(data []byte) ([]*x509.Certificate, error) {
-	var out []*x509.Certificate
-	for {
-		var block *pem.Block
-		block, data = pem.Decode(data)
-		if block == nil {
-			return out, nil
-		}
-		if block.Type != "CERTIFICATE" {
-			return nil, fmt.Errorf("unexpected PEM block %q", block.Type)
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("parsing a certificate: %w", err)
-		}
-		out = append(out, c)
+	certs, err := credopem.Certificates(data)
+	var bad *credopem.CertificateError
+	if errors.As(err, &bad) {
+		return nil, fmt.Errorf("parsing a certificate: %w", bad.Err)
 	}
+	return certs, err
 }
 
 func encodeCert(c *x509.Certificate) []byte {

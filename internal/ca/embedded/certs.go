@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/credo-dev/credo/internal/ca"
+	credopem "github.com/credo-dev/credo/internal/pem"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -106,11 +107,16 @@ func authorityFromDER(der []byte) (*authority, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing a CA certificate: %w", err)
 	}
+	return authorityOf(cert), nil
+}
+
+// authorityOf is the CA of a parsed certificate, without its key.
+func authorityOf(cert *x509.Certificate) *authority {
 	return &authority{
 		cert:        cert,
-		certPEM:     pem.EncodeToMemory(&pem.Block{Type: pemCertificate, Bytes: der}),
-		fingerprint: fingerprint(der),
-	}, nil
+		certPEM:     pem.EncodeToMemory(&pem.Block{Type: pemCertificate, Bytes: cert.Raw}),
+		fingerprint: fingerprint(cert.Raw),
+	}
 }
 
 // setKey attaches key to a, after checking that it belongs to a's certificate.
@@ -258,24 +264,22 @@ func publicKeysEqual(a, b crypto.PublicKey) bool {
 	return ok && eq.Equal(b)
 }
 
-// parseCertificates returns the CERTIFICATE blocks of data, refusing any other block.
+// parseCertificates returns the CERTIFICATE blocks of data, refusing any
+// other block (pem.Certificates).
 func parseCertificates(data []byte) ([]*authority, error) {
-	var out []*authority
-	for {
-		var block *pem.Block
-		block, data = pem.Decode(data)
-		if block == nil {
-			return out, nil
-		}
-		if block.Type != pemCertificate {
-			return nil, fmt.Errorf("unexpected PEM block %q", block.Type)
-		}
-		a, err := authorityFromDER(block.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
+	certs, err := credopem.Certificates(data)
+	var bad *credopem.CertificateError
+	if errors.As(err, &bad) {
+		return nil, fmt.Errorf("parsing a CA certificate: %w", bad.Err)
 	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*authority, 0, len(certs))
+	for _, c := range certs {
+		out = append(out, authorityOf(c))
+	}
+	return out, nil
 }
 
 // keyBlock is one parsed private key and its PEM.
