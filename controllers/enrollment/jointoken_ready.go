@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/reconciler"
 )
 
 // tokenReady is the Ready condition of token t of policy at now, judged as
@@ -58,22 +59,17 @@ func (r *EnrollmentPolicyReconciler) markTokens(ctx context.Context, policy *enr
 		if !readyDiffers(tokens[i].Status.Conditions, want) || !tokens[i].DeletionTimestamp.IsZero() {
 			continue
 		}
-		key := client.ObjectKeyFromObject(&tokens[i])
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			var cur enrollv1.JoinToken
-			if err := r.Get(ctx, key, &cur); err != nil {
-				return client.IgnoreNotFound(err)
-			}
-			want := tokenReady(policy, &cur, now, r.Limits.MaxTokenLifetime)
+		err := reconciler.UpdateStatus(ctx, r.Client, r.Client, retry.DefaultRetry, tokens[i].DeepCopy(), func(cur *enrollv1.JoinToken) (bool, error) {
+			want := tokenReady(policy, cur, now, r.Limits.MaxTokenLifetime)
 			if !readyDiffers(cur.Status.Conditions, want) {
-				return nil
+				return false, nil
 			}
 			want.ObservedGeneration = cur.Generation
 			apimeta.SetStatusCondition(&cur.Status.Conditions, want)
-			return r.Status().Update(ctx, &cur)
+			return true, nil
 		})
-		if err != nil {
-			return fmt.Errorf("writing the Ready condition of JoinToken %s: %w", key.Name, err)
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("writing the Ready condition of JoinToken %s: %w", tokens[i].Name, err)
 		}
 	}
 	return nil

@@ -25,6 +25,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/metrics"
@@ -89,25 +90,17 @@ func (s *Server) recordDuplicate(ctx context.Context, wl *enrollv1.Workload, pol
 }
 
 // writeDuplicate writes the record: for Deny first spec.denied, then the
-// status, each conditional on the version read, read again after a
-// conflict.
+// status, each conditional on the version read, read again from the API
+// server after a conflict (three writes at the most).
 func (s *Server) writeDuplicate(ctx context.Context, wl *enrollv1.Workload, action enrollv1.DuplicateAction,
 	current, presented enrollv1.WorkloadPeer, msg string) error {
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if attempt > 0 {
-			fresh, e := s.getWorkload(ctx, wl.Namespace, wl.Name)
-			if e != nil {
-				return fmt.Errorf("reading the workload again: %s", e.msg)
-			}
-			*wl = *fresh
-		}
+	return reconciler.UpdateStatus(ctx, s.Client, s.APIReader, wait.Backoff{Steps: 3}, wl, func(wl *enrollv1.Workload) (bool, error) {
 		if action == enrollv1.DuplicateDeny && wl.Spec.Denied == nil {
 			wl.Spec.Denied = &enrollv1.WorkloadDenial{By: DeniedBy,
 				Reason: fmt.Sprintf("duplicate identity: certificate %s presented from %s while %s is current (policy %s denies duplicates)",
 					presented.Serial, describePeer(presented), current.Serial, wl.Spec.Policy)}
-			if err = s.Client.Update(ctx, wl); apierrors.IsConflict(err) {
-				continue
+			if err := s.Client.Update(ctx, wl); apierrors.IsConflict(err) {
+				return false, err
 			} else if err != nil {
 				// Refused (RBAC, an admission policy naming another
 				// identity): fail closed, as ForceReenroll, and record it.
@@ -127,11 +120,8 @@ func (s *Server) writeDuplicate(ctx context.Context, wl *enrollv1.Workload, acti
 		if action == enrollv1.DuplicateForceReenroll {
 			reconciler.MarkState(wl, metav1.ConditionFalse, enrollv1.DuplicateIdentityReason, msg)
 		}
-		if err = s.Client.Status().Update(ctx, wl); !apierrors.IsConflict(err) {
-			return err
-		}
-	}
-	return err
+		return true, nil
+	})
 }
 
 // describePeer names a request's address and host for a message.

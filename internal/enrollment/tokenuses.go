@@ -24,8 +24,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/reconciler"
 )
 
 // DefaultTokenUseFlush is how often the join tokens' use counts are
@@ -146,20 +148,12 @@ func (s *Server) writeUses(ctx context.Context, key types.NamespacedName, p *tok
 			return err
 		}
 	}
-	var err error
-	for attempt := 0; ; attempt++ {
+	return reconciler.UpdateStatus(ctx, s.Client, s.APIReader, wait.Backoff{Steps: 4}, &jt, func(jt *enrollv1.JoinToken) (bool, error) {
 		jt.Status.Uses += p.uses
 		at := metav1.NewTime(p.at)
 		if jt.Status.LastUsedAt == nil || !at.Before(jt.Status.LastUsedAt) {
 			jt.Status.LastUsedAt, jt.Status.LastWorkload = &at, p.workload
 		}
-		err = s.Client.Status().Update(ctx, &jt)
-		if !apierrors.IsConflict(err) || attempt == 3 {
-			return err
-		}
-		jt = enrollv1.JoinToken{}
-		if err := s.APIReader.Get(ctx, key, &jt); err != nil {
-			return err
-		}
-	}
+		return true, nil
+	})
 }
