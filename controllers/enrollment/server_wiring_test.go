@@ -32,6 +32,7 @@ import (
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/tests/enrolldriver"
 )
 
@@ -45,7 +46,7 @@ func TestConcurrentEnrollmentsWithOneTokenAllSucceed(t *testing.T) {
 	ctx := t.Context()
 	ns := env.NewNamespace(t)
 	newPolicy(t, ns, "agents")
-	tok, err := enrollment.NewToken()
+	tok, err := jointoken.New()
 	g.Expect(err).NotTo(HaveOccurred())
 	jt := &enrollv1.JoinToken{
 		ObjectMeta: metav1.ObjectMeta{Name: tok.ID, Namespace: ns},

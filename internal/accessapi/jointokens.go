@@ -32,7 +32,7 @@ import (
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 )
 
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=enrollmentpolicies,verbs=get
@@ -124,11 +124,11 @@ func tokenLifetime(policy *enrollv1.EnrollmentPolicy, in *accessv1.JoinTokenRequ
 
 // createRecord writes the JoinToken, owned by the policy so it goes with
 // it. An id already taken (one in 2^80) is answered with a new token.
-func (r *joinTokens) createRecord(ctx context.Context, policy *enrollv1.EnrollmentPolicy, user, description string, expires time.Time) (enrollment.Token, *enrollv1.JoinToken, error) {
+func (r *joinTokens) createRecord(ctx context.Context, policy *enrollv1.EnrollmentPolicy, user, description string, expires time.Time) (jointoken.Token, *enrollv1.JoinToken, error) {
 	for range 3 {
-		tok, err := enrollment.NewToken()
+		tok, err := jointoken.New()
 		if err != nil {
-			return enrollment.Token{}, nil, apierrors.NewInternalError(err)
+			return jointoken.Token{}, nil, apierrors.NewInternalError(err)
 		}
 		jt := &enrollv1.JoinToken{
 			ObjectMeta: metav1.ObjectMeta{Name: tok.ID, Namespace: policy.Namespace},
@@ -138,18 +138,18 @@ func (r *joinTokens) createRecord(ctx context.Context, policy *enrollv1.Enrollme
 			},
 		}
 		if err := controllerutil.SetOwnerReference(policy, jt, r.Client.Scheme()); err != nil {
-			return enrollment.Token{}, nil, apierrors.NewInternalError(err)
+			return jointoken.Token{}, nil, apierrors.NewInternalError(err)
 		}
 		err = r.Client.Create(ctx, jt)
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}
 		if err != nil {
-			return enrollment.Token{}, nil, apierrors.NewInternalError(fmt.Errorf("writing the JoinToken record: %w", err))
+			return jointoken.Token{}, nil, apierrors.NewInternalError(fmt.Errorf("writing the JoinToken record: %w", err))
 		}
 		return tok, jt, nil
 	}
-	return enrollment.Token{}, nil, apierrors.NewInternalError(errors.New("could not find a free token id"))
+	return jointoken.Token{}, nil, apierrors.NewInternalError(errors.New("could not find a free token id"))
 }
 
 // validLifetime refuses, with 422 naming spec.lifetime, a requested

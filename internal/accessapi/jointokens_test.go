@@ -32,7 +32,7 @@ import (
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 )
 
 func newEnrollmentPolicy(t *testing.T, ns, name string, revoked bool) *enrollv1.EnrollmentPolicy {
@@ -75,14 +75,14 @@ func TestJoinTokenRequestReturnsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
 		return err
 	}, 15*time.Second, 200*time.Millisecond).Should(Succeed())
 
-	tok, err := enrollment.ParseToken(req.Status.Token)
+	tok, err := jointoken.Parse(req.Status.Token)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tok.ID).To(Equal(req.Status.ID))
 	g.Expect(req.Status.ExpiresAt.Time).To(BeTemporally("~", time.Now().Add(2*time.Hour), time.Minute), "the policy's lifetime by default")
 
 	var jt enrollv1.JoinToken
 	g.Expect(platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: tok.ID}, &jt)).To(Succeed())
-	g.Expect(jt.Spec.SecretHash).To(Equal(enrollment.HashSecret(tok.Secret)))
+	g.Expect(jt.Spec.SecretHash).To(Equal(jointoken.HashSecret(tok.Secret)))
 	g.Expect(jt.Spec.Policy).To(Equal(p.Name))
 	g.Expect(jt.Spec.CreatedBy).To(Equal(user))
 	g.Expect(jt.Spec.Description).To(Equal("vm fleet"))

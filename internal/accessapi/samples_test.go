@@ -27,7 +27,7 @@ import (
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/internal/verifier"
 	"github.com/credo-dev/credo/tests/controlplane"
 )
@@ -63,6 +63,6 @@ func TestAccessSamplesCreate(t *testing.T) {
 
 	var jt accessv1.JoinTokenRequest
 	g.Expect(yaml.Unmarshal([]byte(create("jointokenrequest.yaml")), &jt)).To(Succeed())
-	_, err = enrollment.ParseToken(jt.Status.Token)
+	_, err = jointoken.Parse(jt.Status.Token)
 	g.Expect(err).NotTo(HaveOccurred(), "the sample's token request returned a token")
 }

@@ -26,7 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -52,8 +52,8 @@ func TestGuessingAtAKnownTokenIsRecordedOnceWhenRateLimited(t *testing.T) {
 	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, jt := newToken(t, p, time.Hour)
-	other, _ := enrollment.NewToken()
-	guess := enrollment.Token{ID: jt.Name, Secret: other.Secret}.String()
+	other, _ := jointoken.New()
+	guess := jointoken.Token{ID: jt.Name, Secret: other.Secret}.String()
 
 	c := httpClient(nil)
 	for i := range 2 {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -182,7 +183,7 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *enrollv1.EnrollmentPolicy, *apiError) {
 	ctx := r.Context()
 	addr := clientAddr(r)
-	tok, parseErr := ParseToken(raw)
+	tok, parseErr := jointoken.Parse(raw)
 	var cached []enrollv1.JoinToken
 	if parseErr == nil {
 		var e *apiError

@@ -36,7 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 	"github.com/credo-dev/credo/tests/testpki"
 )
@@ -53,7 +53,7 @@ func newPolicy(t testing.TB, ns string, spec enrollv1.EnrollmentPolicySpec) *enr
 // newToken writes a JoinToken record as the access API does and returns the token.
 func newToken(t testing.TB, p *enrollv1.EnrollmentPolicy, expires time.Duration) (string, *enrollv1.JoinToken) {
 	t.Helper()
-	tok, err := enrollment.NewToken()
+	tok, err := jointoken.New()
 	if err != nil {
 		t.Fatal(err)
 	}

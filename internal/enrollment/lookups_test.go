@@ -37,6 +37,7 @@ import (
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 	"github.com/credo-dev/credo/tests/benchcost"
 	"github.com/credo-dev/credo/tests/testenv"
@@ -161,7 +162,7 @@ func TestUnknownTokenIDsFromManyAddressesCostABoundedNumberOfLookups(t *testing.
 
 	var secrets []string
 	next := func() string {
-		tok, err := enrollment.NewToken()
+		tok, err := jointoken.New()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +227,7 @@ func TestUnknownTokenIDsFromManyAddressesCostABoundedNumberOfLookups(t *testing.
 // deleted, retrying) costs one JoinToken list while it is remembered.
 func TestAnUnknownTokenIDSentAgainIsNotLookedUpAgain(t *testing.T) {
 	base := startServer(t)
-	unknown, _ := enrollment.NewToken()
+	unknown, _ := jointoken.New()
 	meter := benchcost.Start(t, env.Config)
 	answers := flood(t, base, 1, 1, unknown.String)
 	answers = append(answers, flood(t, base, 20, 10, unknown.String)...)
@@ -248,7 +249,7 @@ func TestATokenCreatedAfterItsIDWasRefusedEnrollsOnceCached(t *testing.T) {
 	base := startServer(t, withUnknownTokenTTL(time.Hour))
 	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
-	tok, err := enrollment.NewToken()
+	tok, err := jointoken.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 	"github.com/credo-dev/credo/tests/testenv"
 )
@@ -60,7 +60,7 @@ func TestEnrollmentsRenewalsRefusalsAndRateLimitedAttemptsAreCounted(t *testing.
 		t.Fatalf("credo_enrollment_renewals_total{namespace=%q} = %v after one renewal, want 1", ns, n)
 	}
 
-	bad, _ := enrollment.NewToken()
+	bad, _ := jointoken.New()
 	c := httpClient(nil)
 	status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: bad.String()}, nil)
 	expectRefused(t, "a wrong token", status, e, http.StatusUnauthorized, enrollapi.ReasonTokenInvalid)

@@ -30,7 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/agent"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
@@ -42,14 +42,14 @@ func TestAnUnknownTokenIDIsTheSame401AsAWrongSecretAndIsCounted(t *testing.T) {
 	base := startServer(t, withFailureLimit(time.Hour, 2))
 	c := httpClient(nil)
 	for i := range 2 {
-		unknown, _ := enrollment.NewToken()
+		unknown, _ := jointoken.New()
 		status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: unknown.String()}, nil)
 		expectRefused(t, fmt.Sprintf("unknown id %d", i), status, e, http.StatusUnauthorized, enrollapi.ReasonTokenInvalid)
 		if e.Message != "the join token is not valid" {
 			t.Fatalf("unknown id answered %q, want the wrong-secret answer", e.Message)
 		}
 	}
-	unknown, _ := enrollment.NewToken()
+	unknown, _ := jointoken.New()
 	status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: unknown.String()}, nil)
 	expectRefused(t, "a third unknown id", status, e, http.StatusTooManyRequests, enrollapi.ReasonRateLimited)
 }
@@ -70,13 +70,13 @@ func TestAValidTokenIsNotLimitedByOtherFailuresFromItsAddress(t *testing.T) {
 	// Unknown ids and malformed tokens use up the address's budget for ids
 	// that name no token.
 	for range 3 {
-		unknown, _ := enrollment.NewToken()
+		unknown, _ := jointoken.New()
 		_, _ = step1(unknown.String())
 	}
 	status, e := step1("malformed")
 	expectRefused(t, "malformed token from a limited address", status, e, http.StatusTooManyRequests, enrollapi.ReasonRateLimited)
 	// Wrong secrets for one token use up that token's budget at the address.
-	other, _ := enrollment.NewToken()
+	other, _ := jointoken.New()
 	for range 3 {
 		_, _ = step1(gjt.Name + "." + other.Secret)
 	}
@@ -95,7 +95,7 @@ func TestRateLimitedRefusalsAreLoggedAtABoundedRate(t *testing.T) {
 	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	_, jt := newToken(t, p, time.Hour)
-	other, _ := enrollment.NewToken()
+	other, _ := jointoken.New()
 	guess := jt.Name + "." + other.Secret
 	c := httpClient(nil)
 	before := strings.Count(env.Logs.String(), "rate limited")

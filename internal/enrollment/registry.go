@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -75,7 +76,7 @@ func (s *Server) cachedTokens(ctx context.Context, id string) ([]enrollv1.JoinTo
 // findToken returns the JoinToken whose id and secret match tok, among
 // cached (the cache's tokens of that id). Any mismatch is the same
 // TokenInvalid answer, so the answer tells nothing about which ids exist.
-func (s *Server) findToken(ctx context.Context, tok Token, cached []enrollv1.JoinToken) (*enrollv1.JoinToken, *apiError) {
+func (s *Server) findToken(ctx context.Context, tok jointoken.Token, cached []enrollv1.JoinToken) (*enrollv1.JoinToken, *apiError) {
 	if len(cached) == 0 {
 		// A token minted a moment ago may not be in the cache yet: ask the
 		// API server, uncached, within the server's lookup budget (see
@@ -88,7 +89,7 @@ func (s *Server) findToken(ctx context.Context, tok Token, cached []enrollv1.Joi
 	}
 	for i := range cached {
 		jt := &cached[i]
-		if SecretMatches(jt.Spec.SecretHash, tok.Secret) {
+		if jointoken.SecretMatches(jt.Spec.SecretHash, tok.Secret) {
 			return jt, nil
 		}
 	}

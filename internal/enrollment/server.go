@@ -14,6 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package enrollment is the enrollment server: the checks of join tokens
+// (internal/jointoken) and of certificate requests, and the HTTPS handlers
+// agents call (the wire protocol is pkg/enrollapi). It signs through a
+// ca.CertificateAuthority and never knows which one.
 package enrollment
 
 import (

@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 	"github.com/credo-dev/credo/tests/testpki"
 )
@@ -123,7 +123,7 @@ func TestRefusedEnrollmentsRecordNothingAndDoNotBurnTheToken(t *testing.T) {
 		return post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: tok, Hostname: "h", Labels: labels}, nil)
 	}
 	id, secret, _ := strings.Cut(token, ".")
-	other, _ := enrollment.NewToken()
+	other, _ := jointoken.New()
 
 	for _, tc := range []struct {
 		name   string
@@ -325,7 +325,7 @@ func TestFailedTokenAttemptsAreRateLimited(t *testing.T) {
 	ns := env.NewNamespace(t)
 	p := newPolicy(t, ns, policySpec(time.Hour, time.Hour))
 	token, _ := newToken(t, p, time.Hour)
-	bad, _ := enrollment.NewToken()
+	bad, _ := jointoken.New()
 	c := httpClient(nil)
 	for i := range 3 {
 		status, e := post(t, c, base+enrollapi.PathWorkloads, enrollapi.EnrollRequest{Token: bad.String()}, nil)

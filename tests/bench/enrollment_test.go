@@ -32,7 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
-	"github.com/credo-dev/credo/internal/enrollment"
+	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 	"github.com/credo-dev/credo/tests/benchcost"
 	"github.com/credo-dev/credo/tests/controlplane"
@@ -77,7 +77,7 @@ func BenchmarkEnrollmentController(b *testing.B) {
 	ns := "fleet"
 	must(b, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	must(b, env.Client.Create(ctx, &enrollv1.EnrollmentPolicy{ObjectMeta: metav1.ObjectMeta{Name: "vms", Namespace: ns}}))
-	tok, err := enrollment.NewToken()
+	tok, err := jointoken.New()
 	must(b, err)
 	must(b, env.Client.Create(ctx, &enrollv1.JoinToken{
 		ObjectMeta: metav1.ObjectMeta{Name: tok.ID, Namespace: ns},

@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package enrollment is the enrollment server: join tokens, the checks of
-// certificate requests, and the HTTPS handlers agents call (the wire protocol
-// is pkg/enrollapi). It signs through a ca.CertificateAuthority and never
-// knows which one.
-package enrollment
+// Package jointoken is the one home of join tokens: minting one, the hash a
+// JoinToken record stores of its secret, parsing what an agent presents,
+// and comparing it with the record. The access API mints through it, the
+// enrollment server checks through it; what a token is allowed to do (its
+// record, its policy) is theirs.
+package jointoken
 
 import (
 	"crypto/rand"
@@ -57,8 +58,8 @@ func (t Token) String() string { return t.ID + enrollapi.TokenSeparator + t.Secr
 // Hash returns the value stored in the JoinToken: "sha256:<hex>" of the secret.
 func (t Token) Hash() string { return HashSecret(t.Secret) }
 
-// NewToken returns a random token from the system CSPRNG.
-func NewToken() (Token, error) {
+// New returns a random token from the system CSPRNG.
+func New() (Token, error) {
 	id := make([]byte, tokenIDBytes)
 	secret := make([]byte, tokenSecretBytes)
 	if _, err := rand.Read(id); err != nil {
@@ -73,8 +74,8 @@ func NewToken() (Token, error) {
 // errMalformedToken never includes the token: it may be a mistyped real one.
 var errMalformedToken = errors.New("the join token is malformed: want <id>.<secret>")
 
-// ParseToken splits "<id>.<secret>" and checks both parts' shape.
-func ParseToken(s string) (Token, error) {
+// Parse splits "<id>.<secret>" and checks both parts' shape.
+func Parse(s string) (Token, error) {
 	id, secret, ok := strings.Cut(strings.TrimSpace(s), enrollapi.TokenSeparator)
 	if !ok || len(id) != lowerBase32.EncodedLen(tokenIDBytes) || len(secret) != lowerBase32.EncodedLen(tokenSecretBytes) {
 		return Token{}, errMalformedToken
