@@ -210,26 +210,21 @@ func readyOf(conds []metav1.Condition) (status, message string) {
 }
 
 // expiry is "in 3h" or "expired 2d ago"; "-" without a time.
-func expiry(t *metav1.Time, now time.Time) string {
-	switch {
-	case t == nil:
-		return "-"
-	case now.Before(t.Time):
-		return "in " + duration.HumanDuration(t.Sub(now))
-	default:
-		return "expired " + duration.HumanDuration(now.Sub(t.Time)) + " ago"
-	}
-}
+func expiry(t *metav1.Time, now time.Time) string { return relative(t, now, "expired") }
 
 // renewal is "in 15h" before the renewal window opens, then "due 2h ago".
-func renewal(t *metav1.Time, now time.Time) string {
+func renewal(t *metav1.Time, now time.Time) string { return relative(t, now, "due") }
+
+// relative is "in 3h" before t, "<past> 2d ago" after it, and "-" without a
+// time.
+func relative(t *metav1.Time, now time.Time, past string) string {
 	switch {
 	case t == nil:
 		return "-"
 	case now.Before(t.Time):
 		return "in " + duration.HumanDuration(t.Sub(now))
 	default:
-		return "due " + duration.HumanDuration(now.Sub(t.Time)) + " ago"
+		return past + " " + duration.HumanDuration(now.Sub(t.Time)) + " ago"
 	}
 }
 
