@@ -18,13 +18,10 @@ package credentials
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/credo-dev/credo/internal/release"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -33,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/release"
 )
 
 // errUnsupportedSource refuses source kinds that are named in the API but not built.
@@ -230,41 +228,6 @@ func valuesPaths(src *credv1.AccountSource) []string {
 		}
 	}
 	return paths
-}
-
-// valuesMapKeys returns the sorted keys of the map at a dot path of a
-// release's spec.values. An absent path is an empty map; a path that holds
-// something else than a map is an error.
-func valuesMapKeys(values *apiextensionsv1.JSON, path string) ([]string, error) {
-	if values == nil || len(values.Raw) == 0 {
-		return nil, nil
-	}
-	var cur any
-	if err := json.Unmarshal(values.Raw, &cur); err != nil {
-		return nil, fmt.Errorf("spec.values: %w", err)
-	}
-	for _, part := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("spec.values.%s: not a map", path)
-		}
-		if cur, ok = m[part]; !ok {
-			return nil, nil
-		}
-	}
-	if cur == nil {
-		return nil, nil
-	}
-	m, ok := cur.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("spec.values.%s: not a map", path)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys, nil
 }
 
 // reservedUsername returns the username a platform entry of src derives

@@ -46,26 +46,6 @@ const (
 	DefaultMaxPlatformAccountsPerNamespace = 64
 )
 
-// Limits bound what AccountSources generate. A limit of zero or less is
-// none (Setup puts the defaults in).
-type Limits struct {
-	// PerRelease is the most accounts one source generates for one
-	// release. A release that derives more gets no change at all: none of
-	// its new accounts is created, and none of its accounts is changed or
-	// deleted, until its values derive no more.
-	PerRelease int
-	// PerNamespace is the most generated accounts (the CredentialAccounts
-	// of the namespace that an AccountSource created) a namespace may come
-	// to: a release whose new accounts would take it over gets none of
-	// them.
-	PerNamespace int
-	// PlatformPerNamespace is the most platform accounts (every
-	// CredentialAccount of the namespace with owner platform, each keeping
-	// a password in the platform namespace) a namespace may come to: a
-	// release whose new accounts would take it over gets none of them.
-	PlatformPerNamespace int
-}
-
 // limitOrDefault is the limit o asks for: def when zero, none (0) when
 // negative.
 func limitOrDefault(o, def int) int {

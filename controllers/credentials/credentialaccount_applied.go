@@ -28,41 +28,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/engine"
 )
-
-// appliedEngines are the operator kinds the reconciler observes (their
-// CRDs were installed when it started) and the cache it reads them from.
-// Set by SetupWithManager.
-type appliedEngines struct {
-	kinds  []engine.Kind
-	absent []engine.Kind
-	reader client.Reader
-}
-
-// consumerState is what one consumer of the account Secret says about its
-// current verifier: a status of the Applied condition, its reason and a
-// message naming the consumer.
-type consumerState struct {
-	status  metav1.ConditionStatus
-	reason  string
-	message string
-}
-
-func appliedTrue(reason, format string, args ...any) consumerState {
-	return consumerState{metav1.ConditionTrue, reason, fmt.Sprintf(format, args...)}
-}
-
-func appliedFalse(reason, format string, args ...any) consumerState {
-	return consumerState{metav1.ConditionFalse, reason, fmt.Sprintf(format, args...)}
-}
-
-func appliedUnknown(reason, format string, args ...any) consumerState {
-	return consumerState{metav1.ConditionUnknown, reason, fmt.Sprintf(format, args...)}
-}
 
 // reconcileApplied sets the Applied condition of acct from every consumer
 // of its Secret s that credo observes: the HelmRelease hr when the account
@@ -149,12 +118,4 @@ func setApplied(acct *credv1.CredentialAccount, states []consumerState, absent [
 		at := *acct.Status.LastChange
 		acct.Status.AppliedChange = &at
 	}
-}
-
-// truncate bounds a message an operator wrote.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

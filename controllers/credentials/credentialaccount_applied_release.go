@@ -36,19 +36,6 @@ import (
 	"github.com/credo-dev/credo/internal/metrics"
 )
 
-// tokenPrefix starts every reconcile.fluxcd.io/requestedAt value credo
-// writes; the rest is the time of the request, RFC 3339 with nanoseconds.
-// A later token handled by helm-controller covers an earlier one only when
-// credo issued it: the tenant may write the annotation of its release (any
-// value, "credo:" and a time far ahead included), never an account's
-// status, where credo records each token it issues (issuedTokens).
-const tokenPrefix = "credo:"
-
-// reconcileToken is the requestedAt value of a request made at t.
-func reconcileToken(t time.Time) string {
-	return tokenPrefix + t.UTC().Format(time.RFC3339Nano)
-}
-
 // tokenTime is the time of a credo token; false for any other value.
 func tokenTime(v string) (time.Time, bool) {
 	rest, ok := strings.CutPrefix(v, tokenPrefix)
@@ -87,24 +74,6 @@ func (r *CredentialAccountReconciler) issuedTokens(ctx context.Context, hr *helm
 		}
 	}
 	return out, nil
-}
-
-// patchRelease applies mutate to hr and requests a reconcile with a credo
-// token, in one patch with an optimistic lock (an edit someone else makes
-// concurrently is never lost), under credo's field owner. It returns the
-// token.
-func (r *CredentialAccountReconciler) patchRelease(ctx context.Context, hr *helmv2.HelmRelease, mutate func(*helmv2.HelmRelease)) (string, error) {
-	before := hr.DeepCopy()
-	mutate(hr)
-	if hr.Annotations == nil {
-		hr.Annotations = map[string]string{}
-	}
-	token := reconcileToken(r.now())
-	hr.Annotations[meta.ReconcileRequestAnnotation] = token
-	if err := r.Patch(ctx, hr, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(CredentialFieldOwner)); err != nil {
-		return "", err
-	}
-	return token, nil
 }
 
 // releaseApplied is what the HelmRelease hr says of the account Secret s

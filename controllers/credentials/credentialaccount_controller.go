@@ -20,42 +20,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/events"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
-	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/internal/release"
-	"github.com/credo-dev/credo/internal/shard"
 	"github.com/credo-dev/credo/internal/verifier"
 )
 
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=credentials.credo.dev,resources=credentialaccounts/status,verbs=get;patch
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=patch
-
-// LegacyFinalizer is the finalizer earlier versions put on every
-// CredentialAccount. None is put any more: a finalizer in a tenant
-// namespace wedges its deletion in Terminating while the controller is
-// down. What an account leaves behind is swept instead (sweep.go); the
-// controller removes this one wherever it finds it.
-const LegacyFinalizer = "credentials.credo.dev/finalizer"
-
-// eventActionAccount is the action of every credential-controller event.
-const eventActionAccount = "Account"
 
 var credentialAccountSummary = reconciler.Summary{
 	FieldOwner:   CredentialFieldOwner,
@@ -68,30 +52,6 @@ var credentialAccountSummary = reconciler.Summary{
 	// Applied says whether the engine uses the current verifier; it is no
 	// part of Ready.
 	Informational: []string{credv1.AppliedCondition},
-}
-
-// CredentialAccountReconciler keeps each account's Secret: created
-// NotIssued (or Generated for a platform account), owned by the HelmRelease,
-// never a foreign Secret, and delivered through valuesFrom where asked.
-type CredentialAccountReconciler struct {
-	client.Client
-	// APIReader reads Secrets uncached: no Secret data is cached.
-	APIReader     client.Reader
-	EventRecorder events.Recorder
-	fluxcontroller.Metrics
-
-	AccountKeys AccountKeys
-	// PlatformNamespace keeps the passwords of platform accounts.
-	PlatformNamespace string
-	// Shard is the part of the accounts served (--watch-label-selector);
-	// the zero Shard serves all. The manager's cache must hold only the
-	// shard's ShardedObjects.
-	Shard shard.Shard
-	// Now returns the time; time.Now when nil.
-	Now func() time.Time
-
-	// engines are the operator kinds observed for the Applied condition.
-	engines appliedEngines
 }
 
 // Reconcile reconciles one CredentialAccount.
@@ -114,19 +74,6 @@ func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Re
 			return ctrl.Result{}, err
 		},
 	})
-}
-
-// dropLegacyFinalizer removes the finalizer an earlier version put on acct.
-func (r *CredentialAccountReconciler) dropLegacyFinalizer(ctx context.Context, acct *credv1.CredentialAccount) error {
-	if !controllerutil.ContainsFinalizer(acct, LegacyFinalizer) {
-		return nil
-	}
-	before := acct.DeepCopy()
-	controllerutil.RemoveFinalizer(acct, LegacyFinalizer)
-	if err := r.Patch(ctx, acct, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("removing the finalizer %s: %w", LegacyFinalizer, err)
-	}
-	return nil
 }
 
 // reconcileAccount keeps the account Secret and its delivery, and returns
@@ -317,19 +264,4 @@ func (r *CredentialAccountReconciler) recordSecret(acct *credv1.CredentialAccoun
 		at := acct.Status.History[n-1].At
 		acct.Status.LastChange = &at
 	}
-}
-
-// fail marks a negative-polarity condition from a typed error, with the
-// event its policy asks for on a transition (a Warning on the release too).
-func (r *CredentialAccountReconciler) fail(ev reconciler.Events, acct *credv1.CredentialAccount, condType string, err error) error {
-	if reason := reconciler.ReasonOf(err); reason == credv1.NameCollisionReason || reason == credv1.AccountCollisionReason {
-		metrics.AccountCollision(acct.Namespace)
-	}
-	return ev.Fail(acct, condType, err, account.EventMetadata(acct))
-}
-
-// events records the credential-controller's events about the release hr
-// (nil when it is not read).
-func (r *CredentialAccountReconciler) events(hr *helmv2.HelmRelease) reconciler.Events {
-	return reconciler.Events{Recorder: r.EventRecorder, Action: eventActionAccount, Release: hr}
 }

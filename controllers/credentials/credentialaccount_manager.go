@@ -35,14 +35,6 @@ import (
 	"github.com/credo-dev/credo/internal/release"
 )
 
-const (
-	// accountSecretIndex indexes CredentialAccounts by the name of their
-	// Secret, <release>.<dns(username)>.account, computed from the spec.
-	accountSecretIndex = "accountSecretName"
-	// accountReleaseIndex indexes CredentialAccounts by spec.release.
-	accountReleaseIndex = ".spec.release"
-)
-
 // SetupWithManager registers the reconciler. Secrets are watched as
 // metadata only; HelmReleases map to their accounts.
 func (r *CredentialAccountReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
@@ -113,19 +105,6 @@ func (r *CredentialAccountReconciler) accountsInCollision(ctx context.Context, _
 		if a.GetOwner() != credv1.OwnerPlatform && conditions.GetReason(a, credv1.SecretFailedCondition) == credv1.AccountCollisionReason {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(a)})
 		}
-	}
-	return reqs
-}
-
-func (r *CredentialAccountReconciler) accountsBy(ctx context.Context, ns, index, value string) []reconcile.Request {
-	var list credv1.CredentialAccountList
-	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{index: value}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing CredentialAccounts", "index", index)
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, a := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
 	}
 	return reqs
 }

@@ -19,37 +19,15 @@ package credentials
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
-	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/internal/verifier"
 )
-
-// AccountKeys are the annotation and label keys of account Secrets.
-type AccountKeys = account.Keys
-
-// NewAccountKeys returns the keys under domain.
-func NewAccountKeys(domain string) AccountKeys { return account.NewKeys(domain) }
-
-// CredentialFieldOwner is the field manager of everything the credential-controller writes.
-const CredentialFieldOwner = account.FieldOwner
-
-// controllerIdentity is the "by" of operations the controller performs itself.
-const controllerIdentity = "credo-credential-controller"
-
-// writer is the one writer of account Secrets and kept passwords
-// (internal/account), reading uncached through APIReader.
-func (r *CredentialAccountReconciler) writer() *account.Writer {
-	return &account.Writer{Client: r.Client, Reader: r.APIReader, Keys: r.AccountKeys,
-		PlatformNamespace: r.PlatformNamespace, Now: r.now}
-}
 
 // ensureSecret creates the account Secret (NotIssued, or Generated for a
 // platform account), or brings the metadata of an existing one of this
@@ -118,47 +96,4 @@ func (r *CredentialAccountReconciler) dropEarlier(ctx context.Context, w *accoun
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.EarlierReleaseSecretReason, eventActionAccount,
 		"deleted Secret %s, made for an earlier HelmRelease %s; it is made again for this one", cur.Name, hr.Name)
 	return reconciler.NewWaiting(credv1.SecretDeletingReason, "Secret %s was made for an earlier HelmRelease %s; it is made again once it is gone", cur.Name, hr.Name)
-}
-
-// created reports the outcome of the writer's create of acct's Secret s:
-// a Secret of the name found there is a NameCollision for a tenant account
-// (a platform account retries, and reclaims it); a new one is counted and
-// recorded in an event.
-func (r *CredentialAccountReconciler) created(acct *credv1.CredentialAccount, s *corev1.Secret, err error) (*corev1.Secret, error) {
-	name := acct.SecretName()
-	switch {
-	case errors.Is(err, account.ErrExists) && acct.GetOwner() == credv1.OwnerPlatform:
-		// Still being deleted, or planted meanwhile: the next attempt reclaims it.
-		return nil, fmt.Errorf("creating Secret %s: it exists again; retrying", name)
-	case errors.Is(err, account.ErrExists):
-		return nil, reconciler.NewStalling(credv1.NameCollisionReason, "Secret %s was created by someone else", name)
-	case err != nil:
-		return nil, r.refusal(acct, err)
-	}
-	metrics.AccountSecretCreated(acct.Namespace)
-	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.SecretCreatedReason, eventActionAccount,
-		"created Secret %s (%s)", name, s.Annotations[r.AccountKeys.Origin])
-	return s, nil
-}
-
-// refusal gives the writer's refusals their reasons: a verifier the format
-// cannot compute, a kept password of another account. Any other error is
-// returned as it is, and retried.
-func (r *CredentialAccountReconciler) refusal(acct *credv1.CredentialAccount, err error) error {
-	var formatErr *account.FormatError
-	switch {
-	case errors.As(err, &formatErr):
-		return reconciler.NewStalling(credv1.UnknownFormatReason, "%s", formatErr.Error())
-	case errors.Is(err, account.ErrKeptClaimed):
-		return reconciler.NewStalling(credv1.KeptPasswordCollisionReason,
-			"the kept password %s/%s belongs to another CredentialAccount; it is left untouched", r.PlatformNamespace, account.KeptSecretName(acct))
-	}
-	return err
-}
-
-func (r *CredentialAccountReconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }

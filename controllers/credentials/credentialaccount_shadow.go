@@ -186,3 +186,13 @@ func pathsOverlap(a, b string) bool {
 	}
 	return true
 }
+
+// valuesRef is the valuesFrom entry an account needs.
+func valuesRef(acct *credv1.CredentialAccount) helmv2.ValuesReference {
+	return helmv2.ValuesReference{
+		Kind:       "Secret",
+		Name:       acct.SecretName(),
+		ValuesKey:  credv1.PasswordKey,
+		TargetPath: acct.Spec.ValuesFrom.TargetPath,
+	}
+}

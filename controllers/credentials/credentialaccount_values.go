@@ -23,6 +23,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,16 +37,6 @@ import (
 // gitOpsOwnerLabels mark a HelmRelease applied from Git by Flux; an edit of
 // its spec would be reverted at the next apply.
 var gitOpsOwnerLabels = []string{"kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/name"}
-
-// valuesRef is the valuesFrom entry an account needs.
-func valuesRef(acct *credv1.CredentialAccount) helmv2.ValuesReference {
-	return helmv2.ValuesReference{
-		Kind:       "Secret",
-		Name:       acct.SecretName(),
-		ValuesKey:  credv1.PasswordKey,
-		TargetPath: acct.Spec.ValuesFrom.TargetPath,
-	}
-}
 
 // deliverValues makes the HelmRelease's valuesFrom carry the account's
 // entry where nothing else can shadow it: before every entry credo did not
@@ -245,4 +236,35 @@ func (r *CredentialAccountReconciler) editValuesFrom(ctx context.Context, hr *he
 		return fmt.Errorf("updating valuesFrom of HelmRelease %s: %w", hr.Name, err)
 	}
 	return nil
+}
+
+// patchRelease applies mutate to hr and requests a reconcile with a credo
+// token, in one patch with an optimistic lock (an edit someone else makes
+// concurrently is never lost), under credo's field owner. It returns the
+// token.
+func (r *CredentialAccountReconciler) patchRelease(ctx context.Context, hr *helmv2.HelmRelease, mutate func(*helmv2.HelmRelease)) (string, error) {
+	before := hr.DeepCopy()
+	mutate(hr)
+	if hr.Annotations == nil {
+		hr.Annotations = map[string]string{}
+	}
+	token := reconcileToken(r.now())
+	hr.Annotations[meta.ReconcileRequestAnnotation] = token
+	if err := r.Patch(ctx, hr, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(CredentialFieldOwner)); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// tokenPrefix starts every reconcile.fluxcd.io/requestedAt value credo
+// writes; the rest is the time of the request, RFC 3339 with nanoseconds.
+// A later token handled by helm-controller covers an earlier one only when
+// credo issued it: the tenant may write the annotation of its release (any
+// value, "credo:" and a time far ahead included), never an account's
+// status, where credo records each token it issues (issuedTokens).
+const tokenPrefix = "credo:"
+
+// reconcileToken is the requestedAt value of a request made at t.
+func reconcileToken(t time.Time) string {
+	return tokenPrefix + t.UTC().Format(time.RFC3339Nano)
 }

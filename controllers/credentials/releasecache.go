@@ -18,11 +18,15 @@ package credentials
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,18 +54,6 @@ func ReleaseCacheTransform() toolscache.TransformFunc {
 // errReleaseReplaced: the release read uncached is not the one cached (it
 // was deleted, or deleted and created again, since).
 var errReleaseReplaced = errors.New("the release was replaced since it was cached")
-
-// releaseValues reads what AccountSources derive from releases' spec.values,
-// which the cache does not hold: the keys of the maps at their valuesMap
-// paths. A release is read uncached when one of its paths is asked for at
-// a generation (spec.values changes only with it) not read yet; the keys
-// are kept until the release is no longer listed, the values never.
-type releaseValues struct {
-	reader client.Reader
-
-	mu   sync.Mutex
-	read map[client.ObjectKey]valuesRead
-}
 
 // valuesRead is what was read of one release at one generation.
 type valuesRead struct {
@@ -135,4 +127,51 @@ func hasPaths(have map[string]pathKeys, paths []string) bool {
 		}
 	}
 	return true
+}
+
+// valuesMapKeys returns the sorted keys of the map at a dot path of a
+// release's spec.values. An absent path is an empty map; a path that holds
+// something else than a map is an error.
+func valuesMapKeys(values *apiextensionsv1.JSON, path string) ([]string, error) {
+	if values == nil || len(values.Raw) == 0 {
+		return nil, nil
+	}
+	var cur any
+	if err := json.Unmarshal(values.Raw, &cur); err != nil {
+		return nil, fmt.Errorf("spec.values: %w", err)
+	}
+	for _, part := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("spec.values.%s: not a map", path)
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, nil
+		}
+	}
+	if cur == nil {
+		return nil, nil
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("spec.values.%s: not a map", path)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// releaseValues reads what AccountSources derive from releases' spec.values,
+// which the cache does not hold: the keys of the maps at their valuesMap
+// paths. A release is read uncached when one of its paths is asked for at
+// a generation (spec.values changes only with it) not read yet; the keys
+// are kept until the release is no longer listed, the values never.
+type releaseValues struct {
+	reader client.Reader
+
+	mu   sync.Mutex
+	read map[client.ObjectKey]valuesRead
 }

@@ -296,13 +296,3 @@ func (r *CredentialAccountReconciler) sweepAccountSecret(ctx context.Context, s 
 	ctrl.LoggerFrom(ctx).Info("deleted the Secret of a deleted CredentialAccount", "secret", client.ObjectKeyFromObject(s))
 	return true, nil
 }
-
-// binding is what the kept password of the platform account acct of hr is
-// bound to.
-func (r *CredentialAccountReconciler) binding(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease) (*account.Binding, error) {
-	ns := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
-	if err := r.Get(ctx, client.ObjectKey{Name: acct.Namespace}, ns); err != nil {
-		return nil, fmt.Errorf("reading namespace %s: %w", acct.Namespace, err)
-	}
-	return account.NewBinding(ns.UID, hr), nil
-}
