@@ -39,13 +39,8 @@ import (
 // workload, return its UUID.
 func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 	var req enrollapi.EnrollRequest
-	if e := decode(r, &req); e != nil {
-		s.fail(w, e)
-		return
-	}
-	jt, policy, e := s.checkToken(r, req.Token)
-	if e != nil {
-		s.fail(w, e)
+	jt, policy, ok := s.tokenRequest(w, r, &req, func() string { return req.Token })
+	if !ok {
 		return
 	}
 	if req.Hostname != "" {
@@ -62,7 +57,7 @@ func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 	// requests of one token on this replica cannot both take the last one.
 	id := uuid.NewString()
 	unlock := s.pendingLocks.lock(jt.Namespace + "/" + jt.Name)
-	e = s.checkPending(r.Context(), jt, id)
+	e := s.checkPending(r.Context(), jt, id)
 	unlock()
 	if e != nil {
 		s.refuse(w, jt, e)
@@ -90,13 +85,8 @@ func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("uuid")
 	var req enrollapi.CertificateRequest
-	if e := decode(r, &req); e != nil {
-		s.fail(w, e)
-		return
-	}
-	jt, policy, e := s.checkToken(r, req.Token)
-	if e != nil {
-		s.fail(w, e)
+	jt, policy, ok := s.tokenRequest(w, r, &req, func() string { return req.Token })
+	if !ok {
 		return
 	}
 	// The token names the namespace. Step 1 may have created the Workload
@@ -180,6 +170,22 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 // checkToken rate-limits the caller's address and token id, then finds
 // and checks the token and its policy. A failure costs the attempt's key
 // one attempt and never changes the token.
+// tokenRequest decodes the body of a request that carries a join token
+// into req and checks the token (token reads it from req): steps 1 and 2
+// open alike. On a refusal it answers, and returns false.
+func (s *Server) tokenRequest(w http.ResponseWriter, r *http.Request, req any, token func() string) (*enrollv1.JoinToken, *enrollv1.EnrollmentPolicy, bool) {
+	if e := decode(r, req); e != nil {
+		s.fail(w, e)
+		return nil, nil, false
+	}
+	jt, policy, e := s.checkToken(r, token())
+	if e != nil {
+		s.fail(w, e)
+		return nil, nil, false
+	}
+	return jt, policy, true
+}
+
 func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *enrollv1.EnrollmentPolicy, *apiError) {
 	ctx := r.Context()
 	addr := clientAddr(r)
