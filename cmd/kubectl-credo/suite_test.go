@@ -20,9 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
@@ -32,16 +30,17 @@ import (
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testenv/accessapitest"
 )
 
 // The tests that need the real API server share one control plane, started
-// by the first of them: the printing tests run without it.
-var (
-	cpOnce   sync.Once
-	cpEnv    *controlplane.Environment
-	cpErr    error
-	cpCancel context.CancelFunc = func() {}
-)
+// by the first of them: the printing tests run without it. It is etcd,
+// kube-apiserver with credo's CRDs and the aggregation layer, and the access
+// API served in-process and registered as an APIService.
+var sharedControlPlane = &testenv.Lazy{
+	Options: controlplane.Options{Aggregation: true, NoControllerManager: true},
+	Setup:   startAccessAPI,
+}
 
 // runMainEnv set to 1 makes the test binary run kubectl-credo's main with
 // its arguments instead of the tests: the tests run the real command and
@@ -53,36 +52,16 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	klog.SetLogger(logr.Discard())
 	code := m.Run()
-	cpCancel()
-	if cpEnv != nil {
-		if err := cpEnv.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
-		}
-	}
+	sharedControlPlane.Stop()
 	os.Exit(code)
 }
 
-// controlPlane returns the shared control plane: etcd, kube-apiserver with
-// credo's CRDs and the aggregation layer, and the access API served
-// in-process and registered as an APIService.
+// controlPlane returns the shared control plane.
 func controlPlane(t *testing.T) *controlplane.Environment {
 	t.Helper()
-	cpOnce.Do(func() {
-		klog.SetLogger(logr.Discard())
-		var ctx context.Context
-		ctx, cpCancel = context.WithCancel(context.Background())
-		startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		defer cancel()
-		if cpEnv, cpErr = controlplane.Start(startCtx, controlplane.Options{Aggregation: true, NoControllerManager: true}); cpErr != nil {
-			return
-		}
-		cpErr = startAccessAPI(ctx, cpEnv)
-	})
-	if cpErr != nil {
-		t.Fatalf("starting the control plane: %v", cpErr)
-	}
-	return cpEnv
+	return sharedControlPlane.Get(t)
 }
 
 // startAccessAPI serves access.credo.dev in-process, as credential-controller
@@ -92,7 +71,7 @@ func startAccessAPI(ctx context.Context, env *controlplane.Environment) error {
 	if err != nil {
 		return fmt.Errorf("creating the access API's client: %w", err)
 	}
-	_, err = testenv.StartAccessAPI(ctx, env, "credo-access-api",
+	_, err = accessapitest.StartAccessAPI(ctx, env, "credo-access-api",
 		&accessapi.Operations{Client: direct, Keys: account.NewKeys("credentials.cozystack.io")})
 	return err
 }

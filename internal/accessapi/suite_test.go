@@ -36,6 +36,7 @@ import (
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testenv/accessapitest"
 )
 
 const (
@@ -99,7 +100,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		return fmt.Errorf("creating the operations client: %w", err)
 	}
 	accounts := env.Setup.Manager.GetCache()
-	srv, err := testenv.StartAccessAPI(ctx, env.Environment, accessAPIUser,
+	srv, err := accessapitest.StartAccessAPI(ctx, env.Environment, accessAPIUser,
 		&accessapi.Operations{Client: direct, AccountReader: accounts, NamespaceAccounts: accounts, Keys: keys})
 	if err != nil {
 		return err

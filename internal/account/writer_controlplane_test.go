@@ -34,6 +34,7 @@ import (
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/verifier"
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
 // startControlPlane starts a control plane for t, stopped when t ends, and
@@ -41,18 +42,7 @@ import (
 func startControlPlane(t *testing.T) client.Client {
 	t.Helper()
 	ctrl.SetLogger(logr.Discard())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	env, err := controlplane.Start(ctx, controlplane.Options{NoControllerManager: true})
-	if err != nil {
-		t.Fatalf("starting the control plane: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Logf("stopping the control plane: %v", err)
-		}
-	})
-	return env.Client
+	return testenv.ControlPlane(t, controlplane.Options{NoControllerManager: true}).Client
 }
 
 // namespaced returns acct in a new namespace, and a writer keeping

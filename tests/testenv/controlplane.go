@@ -18,6 +18,9 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,4 +45,53 @@ func ControlPlane(tb testing.TB, opts controlplane.Options) *controlplane.Enviro
 		}
 	})
 	return env
+}
+
+// Lazy is a control plane the tests of one binary share, started by the
+// first test that asks for it (Get), so that the tests that need none run
+// without one; TestMain stops it (Stop) after m.Run.
+//
+//	var cp = &testenv.Lazy{Options: controlplane.Options{Aggregation: true}, Setup: startAccessAPI}
+type Lazy struct {
+	// Options configure the control plane.
+	Options controlplane.Options
+	// Setup, when set, runs once the control plane is up, with a context
+	// that ends at Stop (servers it starts run until then).
+	Setup func(ctx context.Context, env *controlplane.Environment) error
+
+	once   sync.Once
+	env    *controlplane.Environment
+	err    error
+	cancel context.CancelFunc
+}
+
+// Get returns the shared control plane, starting it on the first call.
+func (l *Lazy) Get(tb testing.TB) *controlplane.Environment {
+	tb.Helper()
+	l.once.Do(func() {
+		var ctx context.Context
+		ctx, l.cancel = context.WithCancel(context.Background())
+		startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		if l.env, l.err = controlplane.Start(startCtx, l.Options); l.err != nil || l.Setup == nil {
+			return
+		}
+		l.err = l.Setup(ctx, l.env)
+	})
+	if l.err != nil {
+		tb.Fatalf("starting the control plane: %v", l.err)
+	}
+	return l.env
+}
+
+// Stop stops the control plane if a test started it.
+func (l *Lazy) Stop() {
+	if l.cancel != nil {
+		l.cancel()
+	}
+	if l.env != nil {
+		if err := l.env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		}
+	}
 }

@@ -14,7 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package testenv
+// Package accessapitest serves the access API in-process for the tests
+// that need it, apart from testenv so that testenv does not import the
+// access API (and, through it, internal/account, whose own tests use
+// testenv).
+package accessapitest
 
 import (
 	"context"
