@@ -22,6 +22,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/tests/controlplane"
 )
 
 // The ClickHouse shape, with the real helm-controller: a release of a
@@ -230,9 +233,12 @@ func installClickHouseWith(t testing.TB, ns, release string, o clickHouse) *helm
 	if o.valuesFrom == nil {
 		waitAccountReady(t, ns, account.Name)
 	} // else Git gave the release its entries: the account may rightly not be Ready.
-	g.Eventually(func() string { return renderedUsers(ns, release) }, 2*time.Minute, 250*time.Millisecond).
+	// Three minutes: on a loaded machine, in the full suite, helm-controller
+	// once took more than two to start on a new release.
+	g.Eventually(func() string { return renderedUsers(ns, release) }, 3*time.Minute, 250*time.Millisecond).
 		Should(MatchRegexp(`<`+o.user+`>\s*<password_sha256_hex>[0-9a-f]{64}</password_sha256_hex>`),
-			"helm-controller renders the account's first verifier; HelmRelease: %+v", releaseConditions(ns, release))
+			"helm-controller renders the account's first verifier; HelmRelease: %+v\nhelm-controller's log, last lines:\n%s",
+			releaseConditions(ns, release), helmControllerLogTail(40))
 	g.Eventually(func() bool {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
 		return conditions.IsReady(hr)
@@ -247,6 +253,24 @@ func renderedUsers(ns, release string) string {
 		return ""
 	}
 	return cm.Data["users.xml"]
+}
+
+// helmControllerLogTail is the end of the local helm-controller's log, for
+// failures; "" against E2E_KUBECONFIG.
+func helmControllerLogTail(lines int) string {
+	if dev == nil || dev.Flux == nil {
+		return ""
+	}
+	c, ok := dev.Flux.Controllers[controlplane.HelmController]
+	if !ok || c.Process == nil {
+		return ""
+	}
+	b, err := os.ReadFile(c.Process.LogPath())
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
 
 // releaseConditions are the conditions of the HelmRelease, for failures.
