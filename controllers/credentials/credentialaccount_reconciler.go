@@ -111,7 +111,7 @@ func NewAccountKeys(domain string) AccountKeys { return account.NewKeys(domain) 
 const CredentialFieldOwner = account.FieldOwner
 
 // controllerIdentity is the "by" of operations the controller performs itself.
-const controllerIdentity = "credo-credential-controller"
+const controllerIdentity = ControllerName
 
 // writer is the one writer of account Secrets and kept passwords
 // (internal/account), reading uncached through APIReader.

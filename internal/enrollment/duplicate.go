@@ -28,13 +28,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/fieldowner"
 	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
 // DeniedBy is spec.denied.by when a policy's onDuplicate denies a workload.
-const DeniedBy = "credo-enrollment-controller"
+const DeniedBy = fieldowner.EnrollmentController
 
 // peerOf is what the listener sees of a request: its source address, and
 // what the agent says of its host. That is a record, not a check: a value
