@@ -23,10 +23,12 @@ limitations under the License.
 //
 //	go build -ldflags "-X github.com/credo-dev/credo/internal/version.version=v0.1.0" ./cmd/...
 //
-// A binary built without it says "devel". The commit is the one the go
-// command records when it builds from a git checkout (vcs.revision, with
-// "-dirty" when the tree had changes), "unknown" when it recorded none (a
-// build outside a checkout, go run, a test binary).
+// A binary built without it says "devel". The commit is the one stamped
+// with -X github.com/credo-dev/credo/internal/version.commit=<sha>[-dirty],
+// as `make build` does too, else the one the go command records when it
+// builds from a git checkout (vcs.revision, with "-dirty" when the tree had
+// changes), else "unknown" (a build outside a checkout or in a linked git
+// worktree, -buildvcs=false, go run, a test binary).
 package version
 
 import (
@@ -40,6 +42,13 @@ import (
 // -X github.com/credo-dev/credo/internal/version.version=<release>.
 var version = "devel"
 
+// commit is the commit, set at link time with
+// -X github.com/credo-dev/credo/internal/version.commit=<sha>[-dirty]
+// where the go command records none: in a linked git worktree
+// (golang/go#58218), with -buildvcs=false, or in an image built from a
+// copy of the sources. Empty leaves it to the go command's record.
+var commit = ""
+
 // Unknown is the Commit of a binary built without version control
 // information.
 const Unknown = "unknown"
@@ -49,8 +58,8 @@ type Info struct {
 	// Version is the release stamped at link time, "devel" without one.
 	Version string
 	// Commit is the full git commit the binary was built from, suffixed
-	// "-dirty" when the tree had uncommitted changes; Unknown when the go
-	// command recorded none.
+	// "-dirty" when the tree had uncommitted changes; Unknown when neither
+	// the link nor the go command recorded one.
 	Commit string
 	// GoVersion is the Go release that built the binary (go1.26.8).
 	GoVersion string
@@ -59,7 +68,7 @@ type Info struct {
 // Get returns the running binary's build.
 func Get() Info {
 	bi, _ := debug.ReadBuildInfo()
-	return Info{Version: version, Commit: commitOf(bi), GoVersion: runtime.Version()}
+	return Info{Version: version, Commit: commitOf(commit, bi), GoVersion: runtime.Version()}
 }
 
 // String is the build on one line, the same for every binary:
@@ -81,10 +90,14 @@ func Print(w io.Writer, binary string) error {
 	return err
 }
 
-// commitOf returns the commit the go command recorded in bi, with "-dirty"
-// when the tree was modified; Unknown when bi is nil or has none.
-func commitOf(bi *debug.BuildInfo) string {
-	if bi == nil {
+// commitOf returns stamped when it is not empty, else the commit the go
+// command recorded in bi, with "-dirty" when the tree was modified; Unknown
+// when bi is nil or has none.
+func commitOf(stamped string, bi *debug.BuildInfo) string {
+	switch {
+	case stamped != "":
+		return stamped
+	case bi == nil:
 		return Unknown
 	}
 	var revision string

@@ -31,25 +31,31 @@ import (
 const sha = "0123456789abcdef0123456789abcdef01234567"
 
 func TestCommitComesFromTheVCSSettings(t *testing.T) {
+	clean := &debug.BuildInfo{Settings: []debug.BuildSetting{
+		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: sha}, {Key: "vcs.modified", Value: "false"},
+	}}
 	for _, tc := range []struct {
-		name string
-		bi   *debug.BuildInfo
-		want string
+		name    string
+		stamped string
+		bi      *debug.BuildInfo
+		want    string
 	}{
-		{"no build information is unknown", nil, Unknown},
-		{"a build without version control is unknown", &debug.BuildInfo{}, Unknown},
-		{"a clean tree gives the revision", &debug.BuildInfo{Settings: []debug.BuildSetting{
-			{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: sha}, {Key: "vcs.modified", Value: "false"},
-		}}, sha},
-		{"a modified tree gives the revision suffixed -dirty", &debug.BuildInfo{Settings: []debug.BuildSetting{
+		{"no build information is unknown", "", nil, Unknown},
+		{"a build without version control is unknown", "", &debug.BuildInfo{}, Unknown},
+		{"a clean tree gives the revision", "", clean, sha},
+		{"a modified tree gives the revision suffixed -dirty", "", &debug.BuildInfo{Settings: []debug.BuildSetting{
 			{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: sha},
 		}}, sha + "-dirty"},
-		{"a modified flag without a revision is still unknown", &debug.BuildInfo{Settings: []debug.BuildSetting{
+		{"a modified flag without a revision is still unknown", "", &debug.BuildInfo{Settings: []debug.BuildSetting{
 			{Key: "vcs.modified", Value: "true"},
 		}}, Unknown},
+		{"a stamped commit stands where the go command recorded none", sha + "-dirty", &debug.BuildInfo{}, sha + "-dirty"},
+		{"a stamped commit stands without build information", sha, nil, sha},
+		{"a stamped commit wins over the go command's", "fedcba9876543210fedcba9876543210fedcba98", clean,
+			"fedcba9876543210fedcba9876543210fedcba98"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			NewWithT(t).Expect(commitOf(tc.bi)).To(Equal(tc.want))
+			NewWithT(t).Expect(commitOf(tc.stamped, tc.bi)).To(Equal(tc.want))
 		})
 	}
 }
