@@ -42,6 +42,7 @@ func main() {
 	credOpts.BindFlags(pflag.CommandLine)
 	accessOpts.BindFlags(pflag.CommandLine)
 	pflag.Parse()
+	opts.ExitOnVersion(credentials.ControllerName)
 
 	setup, err := manager.New(credentials.ControllerName, credentials.NewScheme(), opts, credentials.ConfigureCache)
 	if err != nil {

@@ -38,6 +38,7 @@ func main() {
 	enrollOpts.BindFlags(pflag.CommandLine)
 	listenOpts.BindFlags(pflag.CommandLine)
 	pflag.Parse()
+	opts.ExitOnVersion(controllers.ControllerName)
 	if err := listenOpts.Validate(); err != nil {
 		fail(err, "bad flags")
 	}

@@ -34,6 +34,7 @@ func main() {
 	opts.BindFlags(pflag.CommandLine)
 	trustOpts.BindFlags(pflag.CommandLine)
 	pflag.Parse()
+	opts.ExitOnVersion(trust.ControllerName)
 
 	setup, err := manager.New(trust.ControllerName, trust.NewScheme(), opts, trust.ConfigureCache)
 	if err != nil {

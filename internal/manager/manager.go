@@ -93,18 +93,22 @@ type Setup struct {
 	Shard shard.Shard
 }
 
-// New sets the global logger from opts, loads the kubeconfig (exiting the
-// process when there is none, as every Flux controller does), builds a
-// manager named after the controller (its field manager and user agent, the
-// leader election ID, one per shard of --watch-label-selector, and the
-// events' reporting controller),
-// registers the health probes and creates the Flux events recorder.
+// New sets the global logger from opts, logs the binary's build and
+// registers its credo_build_info gauge (internal/version), loads the
+// kubeconfig (exiting the process when there is none, as every Flux
+// controller does), builds a manager named after the controller (its field
+// manager and user agent, the leader election ID, one per shard of
+// --watch-label-selector, and the events' reporting controller), registers
+// the health probes and creates the Flux events recorder.
 // configure, when not nil, adjusts the manager options (cache and client
 // settings) before the manager is built; restricting the caches to the
 // shard (Options.Shard) is the binary's to do, as only it knows its kinds.
 func New(controllerName string, scheme *runtime.Scheme, opts Options, configure func(*ctrl.Options, shard.Shard)) (*Setup, error) {
 	log := logger.NewLogger(opts.Logger)
 	ctrl.SetLogger(log)
+	if err := announceBuild(log, crmetrics.Registry, controllerName); err != nil {
+		return nil, err
+	}
 	s, err := opts.Shard()
 	if err != nil {
 		return nil, err

@@ -33,6 +33,7 @@ const (
 	flagMetricsAddr = "metrics-addr"
 	flagHealthAddr  = "health-addr"
 	flagEventsAddr  = "events-addr"
+	flagVersion     = "version"
 	// flagWatchLabelSelector is the one flag of Flux's WatchOptions credo
 	// binds: credo serves all namespaces, and reads the Secrets it needs
 	// whatever their labels.
@@ -46,6 +47,7 @@ const (
 //	var opts manager.Options
 //	opts.BindFlags(pflag.CommandLine)
 //	pflag.Parse()
+//	opts.ExitOnVersion("trust-controller")
 //	setup, err := manager.New("trust-controller", scheme, opts, nil)
 type Options struct {
 	// MetricsAddr is the address the Prometheus metrics endpoint binds to; "0" disables it.
@@ -55,6 +57,9 @@ type Options struct {
 	// EventsAddr is the URL of Flux's notification-controller event receiver;
 	// empty records events to the Kubernetes API only.
 	EventsAddr string
+	// Version is --version: print the build (internal/version) and exit
+	// (ExitOnVersion).
+	Version bool
 
 	Client         client.Options
 	Logger         logger.Options
@@ -72,6 +77,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"The address the health endpoint binds to.")
 	fs.StringVar(&o.EventsAddr, flagEventsAddr, "",
 		"The address of the events receiver (Flux notification-controller).")
+	fs.BoolVar(&o.Version, flagVersion, false,
+		"Print the version, commit and Go version, and exit.")
 	o.Client.BindFlags(fs)
 	o.Logger.BindFlags(fs)
 	o.LeaderElection.BindFlags(fs)
