@@ -23,12 +23,12 @@ limitations under the License.
 //	  --token-file /etc/credo/join-token \
 //	  --state-dir /var/lib/credo-agent --label role=db
 //
-// Exit codes: 0 when stopped by a signal, 1 on an error, 2 for bad flags (or
-// no certificate and no token), 3 when the workload must enroll again with a
-// new join token (the log names the reason: DuplicateIdentity,
-// RenewalGraceExceeded, ...), 4 when the workload is denied (an operator
-// locked it out; the log gives the denial's reason, and the agent renews
-// again once it is lifted). Under systemd, RestartPreventExitStatus=2 3 4
+// Exit codes: 0 when stopped by a signal (or after --help or --version), 1
+// on an error, 2 for bad flags (or no certificate and no token), 3 when the
+// workload must enroll again with a new join token (the log names the
+// reason: DuplicateIdentity, RenewalGraceExceeded, ...), 4 when the workload
+// is denied (an operator locked it out; the log gives the denial's reason,
+// and the agent renews again once it is lifted). Under systemd, RestartPreventExitStatus=2 3 4
 // keeps it from restarting in a loop that only a person can end.
 package main
 
@@ -46,9 +46,13 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/credo-dev/credo/internal/version"
 	"github.com/credo-dev/credo/pkg/agent"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
+
+// name is the binary's one name, which --version prints.
+const name = "credo-agent"
 
 // Exit codes.
 const (
@@ -61,7 +65,7 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -77,6 +81,7 @@ type options struct {
 	labels             []string
 	bundlePollInterval time.Duration
 	logLevel           string
+	version            bool
 }
 
 func (o *options) bindFlags(fs *pflag.FlagSet) {
@@ -89,6 +94,7 @@ func (o *options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.labels, "label", nil, "A label key=value the workload asks for; repeatable.")
 	fs.DurationVar(&o.bundlePollInterval, "bundle-poll-interval", agent.DefaultBundlePollInterval, "How often the trust bundle is fetched; 0 disables polling (renewals still bring it).")
 	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, warn or error.")
+	fs.BoolVar(&o.version, "version", false, "Print the version, commit and Go version, and exit.")
 }
 
 // config checks the flags and returns the agent's configuration.
@@ -134,9 +140,10 @@ func (o *options) config() (agent.Config, slog.Level, error) {
 	}, level, nil
 }
 
-// run is the command; it returns the exit code.
-func run(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("credo-agent", pflag.ContinueOnError)
+// run is the command; it returns the exit code. Only --version writes to
+// stdout; the log goes to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
 	o.bindFlags(fs)
@@ -146,9 +153,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
+	if o.version {
+		if err := version.Print(stdout, name); err != nil {
+			return exitError
+		}
+		return exitOK
+	}
 	cfg, level, err := o.config()
 	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "credo-agent: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))

@@ -32,6 +32,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/credo-dev/credo/internal/version"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -66,9 +67,20 @@ func tokenFile(t *testing.T) string {
 }
 
 func runFor(ctx context.Context, args ...string) (int, string) {
-	var stderr bytes.Buffer
-	code := run(ctx, args, &stderr)
-	return code, stderr.String()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, &stdout, &stderr)
+	return code, stdout.String() + stderr.String()
+}
+
+// --version prints one line on stdout and exits 0, whatever else the
+// command line lacks (no --server, no --ca-file).
+func TestVersionPrintsTheBuildAndExitsZero(t *testing.T) {
+	g := NewWithT(t)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--version"}, &stdout, &stderr)
+	g.Expect(code).To(Equal(exitOK), stderr.String())
+	g.Expect(stderr.String()).To(BeEmpty())
+	g.Expect(stdout.String()).To(Equal(version.Get().Line("credo-agent") + "\n"))
 }
 
 func TestBadFlagsExitTwo(t *testing.T) {
