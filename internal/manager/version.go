@@ -42,6 +42,28 @@ func (o *Options) ExitOnVersion(controllerName string) {
 	os.Exit(0)
 }
 
+// BuildInfoMetric is the name of the gauge BuildInfo serves.
+const BuildInfoMetric = "credo_build_info"
+
+// BuildInfo returns the credo_build_info gauge of build i: always 1, its
+// labels version, commit and goversion are i's. Which release runs where is
+// then a query:
+//
+//	count by (version) (credo_build_info)
+func BuildInfo(i version.Info) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: BuildInfoMetric,
+		Help: "A metric with a constant '1' value labeled by the version, commit and Go version the credo binary was built with.",
+		ConstLabels: prometheus.Labels{
+			"version":   i.Version,
+			"commit":    i.Commit,
+			"goversion": i.GoVersion,
+		},
+	})
+	g.Set(1)
+	return g
+}
+
 // announceBuild logs the binary's build once, as it starts, and registers
 // its credo_build_info gauge with reg. The gauge is the same for the whole
 // process: one registered before is kept.
@@ -49,8 +71,8 @@ func announceBuild(log logr.Logger, reg prometheus.Registerer, controllerName st
 	v := version.Get()
 	log.Info("build", "binary", controllerName, "version", v.Version, "commit", v.Commit, "goversion", v.GoVersion)
 	var already prometheus.AlreadyRegisteredError
-	if err := reg.Register(version.Collector()); err != nil && !errors.As(err, &already) {
-		return fmt.Errorf("registering %s: %w", version.BuildInfoMetric, err)
+	if err := reg.Register(BuildInfo(v)); err != nil && !errors.As(err, &already) {
+		return fmt.Errorf("registering %s: %w", BuildInfoMetric, err)
 	}
 	return nil
 }

@@ -19,11 +19,13 @@ package manager
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -53,7 +55,7 @@ func buildInfo(g Gomega, reg prometheus.Gatherer) []*dto.Metric {
 	families, err := reg.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, mf := range families {
-		if mf.GetName() == version.BuildInfoMetric {
+		if mf.GetName() == BuildInfoMetric {
 			g.Expect(mf.GetType()).To(Equal(dto.MetricType_GAUGE))
 			return mf.GetMetric()
 		}
@@ -80,6 +82,18 @@ func TestNewServesBuildInfo(t *testing.T) {
 	}
 	g.Expect(labels).To(Equal(map[string]string{"version": v.Version, "commit": v.Commit, "goversion": v.GoVersion}))
 	g.Expect(series[0].GetGauge().GetValue()).To(Equal(1.0))
+}
+
+func TestBuildInfoIsOneWithTheBuildAsLabels(t *testing.T) {
+	g := NewWithT(t)
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(BuildInfo(version.Info{Version: "v0.1.0", Commit: sha, GoVersion: "go1.26.8"}))
+	g.Expect(testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP credo_build_info A metric with a constant '1' value labeled by the version, commit and Go version the credo binary was built with.
+# TYPE credo_build_info gauge
+credo_build_info{commit="`+sha+`",goversion="go1.26.8",version="v0.1.0"} 1
+`), BuildInfoMetric)).To(Succeed())
 }
 
 func TestAnnounceBuildLogsOnceAndRegistersOnce(t *testing.T) {

@@ -17,7 +17,9 @@ limitations under the License.
 // Package version is what a credo binary says about its build: the release
 // it is, the commit it was built from and the Go that built it. Every binary
 // prints it for --version, the controllers log it at start and serve it as
-// the credo_build_info gauge.
+// the credo_build_info gauge (internal/manager). The package imports the
+// standard library only: credo-agent, a host binary, links no Prometheus
+// client for it.
 //
 // The release is stamped at link time, as `make build` does:
 //

@@ -20,12 +20,9 @@ import (
 	"bytes"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 const sha = "0123456789abcdef0123456789abcdef01234567"
@@ -76,18 +73,4 @@ func TestTheLineNamesTheBinaryVersionCommitAndGo(t *testing.T) {
 	var out bytes.Buffer
 	g.Expect(Print(&out, "credo-agent")).To(Succeed())
 	g.Expect(out.String()).To(Equal("credo-agent "+Get().String()+"\n"), "one line")
-}
-
-func TestBuildInfoIsOneWithTheBuildAsLabels(t *testing.T) {
-	g := NewWithT(t)
-	c := collector(Info{Version: "v0.1.0", Commit: sha, GoVersion: "go1.26.8"})
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	g.Expect(testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP credo_build_info A metric with a constant '1' value labeled by the version, commit and Go version the credo binary was built with.
-# TYPE credo_build_info gauge
-credo_build_info{commit="`+sha+`",goversion="go1.26.8",version="v0.1.0"} 1
-`), BuildInfoMetric)).To(Succeed())
-
-	g.Expect(testutil.ToFloat64(Collector())).To(Equal(1.0), "the running binary's gauge is 1")
 }
