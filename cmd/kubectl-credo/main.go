@@ -64,8 +64,9 @@ Commands:
   migrate [-n ns | -A]     adopt chart-rendered <release>-credentials: carry tenant passwords over
                            as verifiers (Migrated, previously exposed), rotate exposed platform
                            ones; a dry run unless --apply; exit status 2 while releases are skipped
+  version                  print the plugin's version, commit and Go version (also --version)
 
-Every command but hash uses your kubeconfig (--kubeconfig, --context, -n, ... as kubectl).
+Every command but hash and version uses your kubeconfig (--kubeconfig, --context, -n, ... as kubectl).
 kubectl credo <command> --help shows a command's own flags, then the kubeconfig ones.
 mint and revoke expect the account Secret's version they read from the account view first, and
 fail with 409 if someone minted or revoked in between; --resource-version <v> expects <v>,
@@ -96,6 +97,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			return err
 		}
 		return migrate.Command(args[1:], stdout)
+	case "version", "--version":
+		return printBuild(args[1:], stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err
