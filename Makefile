@@ -28,11 +28,19 @@ BENCH ?= .
 help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# What --version prints and credo_build_info labels (internal/version): the release, and the
+# commit, stamped because the go command records none in a linked git worktree
+# (golang/go#58218) or with -buildvcs=false. A new commit only re-links the binaries.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { test -z "$$(git status --porcelain --untracked-files=no)" || c=$$c-dirty; echo $$c; })
+VERSION_PKG := github.com/credo-dev/credo/internal/version
+LDFLAGS := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
+
 .PHONY: build
 # As the Dockerfile builds them, so that tests and benchmarks run (and
 # measure) the binaries that ship: static, paths trimmed, no symbol table.
 build: ## Build every binary into bin/, as the image does.
-	@CGO_ENABLED=0 hack/progress.sh "credo's binaries" go build -trimpath -ldflags "-s -w" -o $(BIN)/ ./cmd/...
+	@CGO_ENABLED=0 hack/progress.sh "credo's binaries" go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 .PHONY: test
 test: control-plane flux manifests generate fmt vet build ## Unit and integration tests on the real control plane (tests/flux runs the built binaries).
