@@ -16,7 +16,14 @@ COPY controllers/ controllers/
 COPY internal/ internal/
 COPY pkg/ pkg/
 
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/ ./cmd/...
+# What --version prints and credo_build_info labels (internal/version): the
+# build context holds no .git, so the commit is stamped too, as make build
+# does (docker build --build-arg VERSION=v0.1.0 --build-arg COMMIT=$(git rev-parse HEAD)).
+ARG VERSION=devel
+ARG COMMIT=
+RUN CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X github.com/credo-dev/credo/internal/version.version=${VERSION} -X github.com/credo-dev/credo/internal/version.commit=${COMMIT}" \
+    -o /out/ ./cmd/...
 
 FROM gcr.io/distroless/static:nonroot
 
