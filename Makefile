@@ -72,7 +72,7 @@ flux: ## Build source-, helm-, kustomize- and notification-controller and the fl
 	@mkdir -p $(BIN) && ln -sfn "$$(hack/build-flux.sh)/flux" $(BIN)/flux
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.
+manifests: controller-gen ## Generate CRDs, RBAC, the Flux test CRDs and the Helm chart (charts/credo, from config/).
 	$(CONTROLLER_GEN) crd paths="github.com/credo-dev/credo/api/..." output:crd:artifacts:config=config/crd/bases
 	# One role per controller binary, from the markers of the packages it runs.
 	$(CONTROLLER_GEN) rbac:roleName=credo-trust-controller,fileName=trust_controller_role.yaml \
@@ -89,6 +89,8 @@ manifests: controller-gen ## Generate CRDs, RBAC and the Flux test CRDs.
 		paths="github.com/fluxcd/notification-controller/api/v1beta3" \
 		paths="github.com/fluxcd/notification-controller/api/v1" \
 		output:crd:artifacts:config=config/testdata/crds
+	# The Helm chart, from the manifests above (internal/publish/chart).
+	go run ./hack/chartgen -config config -out charts/credo
 
 .PHONY: generate
 generate: controller-gen ## Generate deepcopy functions.
