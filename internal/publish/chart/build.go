@@ -39,10 +39,9 @@ type object struct {
 	origin string
 }
 
-// kind, name and namespace of the object.
-func (o object) kind() string      { return o.node.GetKind() }
-func (o object) name() string      { return o.node.GetName() }
-func (o object) namespace() string { return o.node.GetNamespace() }
+// kind and name of the object.
+func (o object) kind() string { return o.node.GetKind() }
+func (o object) name() string { return o.node.GetName() }
 
 // installOverlay builds what config/default and config/apiservice install,
 // with the apiservice's NetworkPolicy component, which the chart gates by a

@@ -36,6 +36,7 @@ default values into credo-system it holds the same objects.
 
 ## Installing
 
+<!-- credo:needs-cluster -->
 ` + "```sh" + `
 helm install credo oci://ghcr.io/credo-dev/charts/credo --version <version> \
   --namespace credo-system --create-namespace

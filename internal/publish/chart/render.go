@@ -83,4 +83,3 @@ func Render(chartDir, namespace string, values map[string]any) ([]*unstructured.
 	}
 	return objs, nil
 }
-
