@@ -37,10 +37,23 @@ VERSION_PKG := github.com/credo-dev/credo/internal/version
 LDFLAGS := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
 
 .PHONY: build
-# As the Dockerfile builds them, so that tests and benchmarks run (and
+# As the release builds them (internal/publish), so that tests and benchmarks run (and
 # measure) the binaries that ship: static, paths trimmed, no symbol table.
 build: ## Build every binary into bin/, as the image does.
 	@CGO_ENABLED=0 hack/progress.sh "credo's binaries" go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+# A release (docs/development.md#cutting-a-release): the image index for linux/amd64 and
+# linux/arm64, the SBOMs, config/ as a Flux OCI artifact, the Helm chart, and cosign
+# signatures of all of them, in the OCI layout $(RELEASE_DIR)/oci; offline, no container
+# engine. RELEASE_KEY signs (made once, kept in dist/, when it does not exist; the release
+# workflow brings the project's key); its public key is $(RELEASE_DIR)/cosign.pub.
+RELEASE_DIR ?= dist/$(VERSION)
+RELEASE_KEY ?= dist/credo-release.key
+.PHONY: release
+release: ## Build a release into dist/<VERSION> (VERSION=v0.1.0; RELEASE_KEY signs).
+	@test -f $(RELEASE_KEY) || { echo "release: no signing key at $(RELEASE_KEY): making one (keep it; publish its .pub)"; \
+		go run ./hack/release keygen --out $(RELEASE_KEY); }
+	go run ./hack/release build --version $(VERSION) --out $(RELEASE_DIR) --key $(RELEASE_KEY)
 
 .PHONY: test
 test: control-plane flux manifests generate fmt vet build ## Unit and integration tests on the real control plane (tests/flux runs the built binaries).
