@@ -18,6 +18,7 @@ limitations under the License.
 //
 //	release build --version v0.1.0 --out dist/v0.1.0 --key dist/credo-release.key
 //	release push --layout dist/v0.1.0/oci [--to localhost:5000/credo-dev]
+//	release export --layout dist/v0.1.0/oci --platform linux/amd64 --tag ghcr.io/credo-dev/credo:e2e --out credo.tar
 //	release keygen --out dist/credo-release.key
 //
 // build needs nothing but the Go toolchain, git and Debian's
@@ -56,7 +57,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: release build|push|keygen [flags]")
+		return errors.New("usage: release build|push|export|keygen [flags]")
 	}
 	fs := pflag.NewFlagSet("release "+args[0], pflag.ContinueOnError)
 	switch args[0] {
@@ -66,8 +67,10 @@ func run(ctx context.Context, args []string) error {
 		return push(ctx, fs, args[1:])
 	case "keygen":
 		return keygen(fs, args[1:])
+	case "export":
+		return export(fs, args[1:])
 	}
-	return fmt.Errorf("unknown command %q: build, push or keygen", args[0])
+	return fmt.Errorf("unknown command %q: build, push, export or keygen", args[0])
 }
 
 func build(ctx context.Context, fs *pflag.FlagSet, args []string) error {
@@ -167,4 +170,19 @@ func keygen(fs *pflag.FlagSet, args []string) error {
 	}
 	fmt.Printf("wrote %s and %s\n", out, pubFile)
 	return nil
+}
+
+func export(fs *pflag.FlagSet, args []string) error {
+	var dir, platform, tag, out string
+	fs.StringVar(&dir, "layout", "", "the release's OCI layout (<out>/oci)")
+	fs.StringVar(&platform, "platform", "linux/amd64", "the platform's image to export")
+	fs.StringVar(&tag, "tag", "", "the tag the tarball names the image by")
+	fs.StringVar(&out, "out", "", "the docker save tarball to write")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if dir == "" || tag == "" || out == "" {
+		return errors.New("export needs --layout, --tag and --out")
+	}
+	return publish.Export(dir, platform, tag, out)
 }

@@ -264,6 +264,9 @@ func (b *builder) manifests(context.Context) error {
 	if err := renderConfig(filepath.Join(b.o.Root, "config"), dir, b.o.imageRepo(), b.r.Image.Digest.String()); err != nil {
 		return fmt.Errorf("rendering config/: %w", err)
 	}
+	if err := writePlainManifests(dir, b.o.Out); err != nil {
+		return err
+	}
 	img, err := fluxartifact.Build(dir, fluxartifact.Meta{
 		Source: b.o.Source, Revision: b.o.Version + "@sha1:" + b.r.Commit, Created: b.r.Created,
 	})
