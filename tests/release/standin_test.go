@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package flux
+package release
 
 import (
 	"context"
@@ -37,7 +37,8 @@ import (
 // The control plane has no kubelet, container runtime or deployment
 // controller: a Deployment never rolls out by itself. runDeployment stands
 // in for them, and only for them: it runs the binary of the Deployment's
-// container (from bin/, built by `make build`) with the container's args
+// container (the release's, for this machine's platform: the bytes the
+// image carries) with the container's args
 // and env, as the Deployment's ServiceAccount, and once the process answers
 // its readiness probe writes the status the deployment controller would.
 // What cannot hold outside a pod is rewritten, and only that:
@@ -91,7 +92,7 @@ func runDeployment(ctx context.Context, d *appsv1.Deployment, eventsURL string, 
 	if err != nil {
 		return nil, err
 	}
-	binary := repoPath("bin", filepath.Base(c.Command[0]))
+	binary := filepath.Join(hostBinaries(), filepath.Base(c.Command[0]))
 	p, err := env.StartProcess(d.Name, binary, append(environ, "KUBECONFIG="+kubeconfig), append(args, extra...)...)
 	if err != nil {
 		return nil, err

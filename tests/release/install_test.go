@@ -14,16 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package flux
+package release
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"log"
-	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -32,7 +26,6 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	"github.com/google/go-containerregistry/pkg/registry"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -43,39 +36,32 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/credo-dev/credo/internal/accessapi"
+	"github.com/credo-dev/credo/internal/publish"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
 )
 
-// installTag is the tag credo's config/ is pushed under.
-const installTag = "v0.0.0-e2e"
-
-// credo installed as a user installs it with Flux: config/ pushed as an
-// OCI artifact with the real flux CLI to a registry on loopback, and
-// config/samples/flux/oci applied, its OCIRepository pointed at that
-// registry. The real source-controller fetches the artifact, the real
+// credo installed as a user installs it with Flux, from the release: the
+// manifests artifact pushed by the release, and config/samples/flux/oci
+// applied, its OCIRepository pointed at the loopback registry and its
+// spec.verify (the sample's own) given the release's public key. The real
+// source-controller verifies the artifact's cosign signature, the real
 // kustomize-controller applies config/default and config/apiservice under
-// its cluster-reconciler identity, and both Kustomizations must become
-// Ready through their own health checks: the three Deployments rolled out
-// (runDeployment stands in for kubelet and the deployment controller) and
-// the APIService Available, i.e. kube-apiserver reached the
-// credential-controller's access API and trusted its certificate. The
-// enrollment CA is published as the trust anchor credo without any
-// HelmRelease (enrollmentCAPublished).
-func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
+// its cluster-reconciler identity (credo's CRDs included: the control plane
+// has none before), and both Kustomizations must become Ready through their
+// own health checks: the three Deployments, which name the release's image
+// by digest, rolled out (runDeployment stands in for kubelet and the
+// deployment controller) and the APIService Available, i.e. kube-apiserver
+// reached the credential-controller's access API and trusted its
+// certificate. The enrollment CA is published as the trust anchor credo
+// without any HelmRelease (enrollmentCAPublished).
+func testKustomizationFromTheManifestsArtifact(t *testing.T, flux *controlplane.Flux) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	flux, err := env.StartFlux(ctx, controlplane.FluxOptions{Controllers: []string{
-		controlplane.NotificationController, controlplane.SourceController, controlplane.KustomizeController,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = flux.Stop() })
-	repo := pushConfig(t, g)
+	repo := pushed(rel.Manifests.Ref)
+	createPublicKeySecret(t, g, "credo-cosign", publicKey(g))
 
 	// credo-access-api is applied once the CA it patches in is known; it
 	// dependsOn credo, which would hold it back until then anyway.
@@ -93,14 +79,18 @@ func TestCredoInstallsThroughKustomizeControllerFromOCI(t *testing.T) {
 			client.MatchingLabels{"app.kubernetes.io/part-of": "credo"})).To(Succeed())
 		return deploys.Items
 	}, 2*time.Minute, time.Second).Should(HaveLen(3), "kustomize-controller applies config/default's Deployments")
+	sourceVerified(g, "credo")
+	for _, d := range deploys.Items {
+		g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(publish.ImageName+"@"+rel.Image.Digest.String()),
+			"the release pins %s's image by digest", d.Name)
+	}
 	access := accessAPI{dir: filepath.Join(env.Dir, "access-api-flux")}
 	access.port = testenv.FreePort(t)
 	for i := range deploys.Items {
 		d := &deploys.Items[i]
 		var extra []string
 		if d.Name == "credential-controller" {
-			extra = []string{"--access-api-secure-port=" + strconv.Itoa(access.port),
-				"--access-api-bind-address=127.0.0.1", "--access-api-cert-dir=" + access.dir}
+			extra = access.flags()
 		}
 		p, err := runDeployment(ctx, d, flux.EventsURL, extra...)
 		if err != nil {
@@ -168,80 +158,24 @@ func apiServiceAvailable(as *apiregistrationv1.APIService) bool {
 	return false
 }
 
-// pushConfig serves an in-memory OCI registry on loopback and pushes
-// credo's config/ to it with the flux CLI, as a release does; it returns
-// the repository's oci:// URL.
-func pushConfig(t *testing.T, g Gomega) string {
-	dir, err := controlplane.FluxAssetsDir("flux")
-	g.Expect(err).NotTo(HaveOccurred())
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	repo := "oci://" + srv.Listener.Addr().String() + "/credo"
-	cmd := exec.Command(filepath.Join(dir, "flux"), "push", "artifact", repo+":"+installTag,
-		"--path="+repoPath("config"), "--source=https://github.com/credo-dev/credo",
-		"--revision="+installTag+"@sha1:0000000000000000000000000000000000000000")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
-	out, err := cmd.CombinedOutput()
-	g.Expect(err).NotTo(HaveOccurred(), "flux push artifact: %s", out)
-	return repo
-}
-
-// accessAPI is where the credential-controller serves the access API.
-type accessAPI struct {
-	dir  string
-	port int
-}
-
 // renderInstall builds config/samples/flux/oci through a test overlay: the
-// OCIRepository points at repo (insecure: plain HTTP on loopback) and, when
+// OCIRepository points at repo (insecure: plain HTTP on loopback), its
+// verification as the sample has it, and, when
 // access is given, the credo-access-api Kustomization patches what it
 // applies so that kube-apiserver reaches the access API on loopback (an
 // ExternalName Service 'localhost' on its port, as tests/devenv does). The
 // shipped sample is not changed.
 func renderInstall(t *testing.T, g Gomega, repo string, access *accessAPI) []*unstructured.Unstructured {
-	type target struct {
-		Kind string `json:"kind"`
-		Name string `json:"name"`
-	}
-	type patch struct {
-		Target target `json:"target"`
-		Patch  string `json:"patch"`
-	}
-	ops := func(ops ...map[string]any) string {
-		b, err := json.Marshal(ops)
-		g.Expect(err).NotTo(HaveOccurred())
-		return string(b)
-	}
-	op := func(kind, path string, value any) map[string]any {
-		return map[string]any{"op": kind, "path": path, "value": value}
-	}
-	patches := []patch{{Target: target{"OCIRepository", "credo"}, Patch: ops(
+	// The sample's spec.verify stays as shipped.
+	patches := []patch{{Target: target{"OCIRepository", "credo"}, Patch: ops(g,
 		op("replace", "/spec/url", repo),
 		op("replace", "/spec/ref/tag", installTag),
 		op("add", "/spec/insecure", true))}}
 	if access != nil {
-		inner := []patch{
-			{Target: target{"Service", "credo-access"}, Patch: ops(op("replace", "/spec", map[string]any{
-				"type": "ExternalName", "externalName": "localhost",
-				"ports": []any{map[string]any{"name": "https", "port": access.port, "protocol": "TCP"}},
-			}))},
-			{Target: target{"APIService", accessapi.APIServiceName}, Patch: ops(
-				op("replace", "/spec/service/port", access.port))},
-		}
 		patches = append(patches, patch{Target: target{"Kustomization", "credo-access-api"},
-			Patch: ops(op("add", "/spec/patches", inner))})
+			Patch: ops(g, op("add", "/spec/patches", access.patches(g)))})
 	}
-	dir := t.TempDir()
-	sample, err := filepath.Rel(dir, repoPath("config", "samples", "flux", "oci")) // kustomize refuses absolute roots
-	g.Expect(err).NotTo(HaveOccurred())
-	overlay, err := yaml.Marshal(map[string]any{
-		"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-		"resources": []string{sample},
-		"patches":   patches,
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), overlay, 0o600)).To(Succeed())
-	return build(g, dir)
+	return renderSample(t, g, "oci", patches)
 }
 
 func applyObject(g Gomega, o *unstructured.Unstructured) {
