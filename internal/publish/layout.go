@@ -97,23 +97,21 @@ func Push(ctx context.Context, dir, from, to string, opts ...remote.Option) ([]P
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, remote.WithContext(ctx))
-	var pushed []Pushed
+	// Every target first: a release is pushed whole or not at all when one
+	// of its references is wrong.
+	targets := make([]string, 0, len(manifest.Manifests))
+	refs := make([]name.Reference, 0, len(manifest.Manifests))
 	for _, d := range manifest.Manifests {
-		target := d.Annotations[RefAnnotation]
-		if target == "" {
-			return nil, fmt.Errorf("%s in %s names no reference (%s)", d.Digest, dir, RefAnnotation)
-		}
-		if to != "" {
-			if !strings.HasPrefix(target, from+"/") {
-				return nil, fmt.Errorf("%s is not under %s", target, from)
-			}
-			target = to + strings.TrimPrefix(target, from)
-		}
-		ref, err := name.ParseReference(target)
+		target, ref, err := pushTarget(d, dir, from, to)
 		if err != nil {
 			return nil, err
 		}
+		targets, refs = append(targets, target), append(refs, ref)
+	}
+	opts = append(opts, remote.WithContext(ctx))
+	var pushed []Pushed
+	for i, d := range manifest.Manifests {
+		target, ref := targets[i], refs[i]
 		switch d.MediaType {
 		case types.OCIImageIndex, types.DockerManifestList:
 			idx, err := root.ImageIndex(d.Digest)
@@ -138,4 +136,24 @@ func Push(ctx context.Context, dir, from, to string, opts ...remote.Option) ([]P
 		return nil, errors.New("the layout holds nothing to push")
 	}
 	return pushed, nil
+}
+
+// pushTarget is where the layout's entry d goes: its reference, with the
+// prefix from replaced by to unless to is empty, as given and parsed.
+func pushTarget(d v1.Descriptor, dir, from, to string) (string, name.Reference, error) {
+	target := d.Annotations[RefAnnotation]
+	if target == "" {
+		return "", nil, fmt.Errorf("%s in %s names no reference (%s)", d.Digest, dir, RefAnnotation)
+	}
+	if to != "" {
+		if !strings.HasPrefix(target, from+"/") {
+			return "", nil, fmt.Errorf("%s is not under %s", target, from)
+		}
+		target = to + strings.TrimPrefix(target, from)
+	}
+	ref, err := name.ParseReference(target)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", target, err)
+	}
+	return target, ref, nil
 }

@@ -108,8 +108,10 @@ func (o Options) chartRepo() string     { return o.Registry + "/charts/credo" }
 // Release builds the release o describes into o.Out.
 func Release(ctx context.Context, o Options) (*Result, error) {
 	o.defaults()
-	if !semver.IsValid(o.Version) || !strings.HasPrefix(o.Version, "v") {
-		return nil, fmt.Errorf("version %q is not a semantic version with its v (v0.1.0)", o.Version)
+	// semver.IsValid takes v1 and v1.2 (neither a chart version) and build
+	// metadata (no OCI tag holds a "+"): a release is the canonical form.
+	if !semver.IsValid(o.Version) || semver.Canonical(o.Version) != o.Version {
+		return nil, fmt.Errorf("version %q is not a release version, v<major>.<minor>.<patch>[-<prerelease>] (v0.1.0)", o.Version)
 	}
 	if o.Signer == nil {
 		return nil, fmt.Errorf("no signing key: a release is signed")

@@ -46,12 +46,13 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 )
 
-// The media type of the signed payload and the layer annotation holding its
-// signature, as cosign writes and reads them.
-const (
-	SimpleSigningMediaType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
-	SignatureAnnotation                    = "dev.cosignproject.cosign/signature"
-)
+// SimpleSigningMediaType is the media type of the signed payload, as cosign
+// writes and reads it.
+const SimpleSigningMediaType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+
+// SignatureAnnotation is the layer annotation holding the payload's
+// signature, base64-encoded, as cosign writes and reads it.
+const SignatureAnnotation = "dev.cosignproject.cosign/signature"
 
 // GenerateKey returns a new signing key, PEM-encoded as PKCS#8.
 func GenerateKey() ([]byte, error) {
@@ -75,8 +76,11 @@ func NewSigner(pemBytes, password []byte) (*Signer, error) {
 		return nil, fmt.Errorf("reading the signing key: %w", err)
 	}
 	ec, ok := key.(*ecdsa.PrivateKey)
-	if !ok || ec.Curve != elliptic.P256() {
+	switch {
+	case !ok:
 		return nil, fmt.Errorf("the signing key is a %T, not an ECDSA P-256 key", key)
+	case ec.Curve != elliptic.P256():
+		return nil, fmt.Errorf("the signing key is ECDSA %s, not an ECDSA P-256 key", ec.Curve.Params().Name)
 	}
 	return &Signer{key: ec}, nil
 }
