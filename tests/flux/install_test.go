@@ -193,7 +193,8 @@ type accessAPI struct {
 }
 
 // renderInstall builds config/samples/flux/oci through a test overlay: the
-// OCIRepository points at repo (insecure: plain HTTP on loopback) and, when
+// OCIRepository points at repo (insecure: plain HTTP on loopback; not
+// verified: the artifact is unsigned) and, when
 // access is given, the credo-access-api Kustomization patches what it
 // applies so that kube-apiserver reaches the access API on loopback (an
 // ExternalName Service 'localhost' on its port, as tests/devenv does). The
@@ -215,10 +216,13 @@ func renderInstall(t *testing.T, g Gomega, repo string, access *accessAPI) []*un
 	op := func(kind, path string, value any) map[string]any {
 		return map[string]any{"op": kind, "path": path, "value": value}
 	}
+	// flux push artifact does not sign: the sample's spec.verify (credo's
+	// cosign key) is dropped with the rest of what points at ghcr.io.
 	patches := []patch{{Target: target{"OCIRepository", "credo"}, Patch: ops(
 		op("replace", "/spec/url", repo),
 		op("replace", "/spec/ref/tag", installTag),
-		op("add", "/spec/insecure", true))}}
+		op("add", "/spec/insecure", true),
+		map[string]any{"op": "remove", "path": "/spec/verify"})}}
 	if access != nil {
 		inner := []patch{
 			{Target: target{"Service", "credo-access"}, Patch: ops(op("replace", "/spec", map[string]any{
