@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs credo from config/default into the current cluster (the kind
-# cluster of .github/workflows/e2e.yaml), with the image built as
-# ghcr.io/credo-dev/credo:e2e and loaded into the nodes, applies the samples
-# and runs the e2e suite against it.
+# cluster of .github/workflows/e2e.yaml), with the image make release built,
+# exported as ghcr.io/credo-dev/credo:e2e (hack/release export) and loaded
+# into the nodes, applies the samples and runs the e2e suite against it.
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
