@@ -2,6 +2,8 @@ module github.com/credo-dev/credo
 
 go 1.26.0
 
+toolchain go1.26.8
+
 replace github.com/credo-dev/credo/api => ./api
 
 require (

@@ -41,7 +41,7 @@ const SPDXMediaType types.MediaType = "text/spdx+json"
 // sboms writes each platform's SBOM to sbom/ and attaches it to the
 // platform's image as `cosign attach sbom` does (a sha256-<hex>.sbom tag).
 func (b *builder) sboms(ctx context.Context) error {
-	caVersion := debianVersion(ctx, "ca-certificates")
+	caVersion, distro := debianVersion(ctx, "ca-certificates"), distribution()
 	for _, p := range b.o.Platforms {
 		digest := b.r.Platforms[p]
 		doc, err := sbom.Generate(sbom.Options{
@@ -49,7 +49,7 @@ func (b *builder) sboms(ctx context.Context) error {
 			Namespace: b.o.Source + "/releases/" + b.o.Version + "/sbom/" + strings.ReplaceAll(p, "/", "-") + "/" + digest.Hex,
 			Created:   b.r.Created, BinaryDir: b.binDir(p),
 			Others: []sbom.Package{{Name: "ca-certificates", Version: caVersion,
-				PURL: "pkg:deb/debian/ca-certificates@" + caVersion + "?arch=all"}},
+				PURL: "pkg:deb/" + distro + "/ca-certificates@" + caVersion + "?arch=all"}},
 		})
 		if err != nil {
 			return fmt.Errorf("SBOM of %s: %w", p, err)
@@ -69,6 +69,22 @@ func (b *builder) sboms(ctx context.Context) error {
 		b.entries = append(b.entries, entry{ref: b.o.imageRepo() + ":" + signing.TagFor(digest, "sbom"), image: img})
 	}
 	return nil
+}
+
+// distribution is the package URL namespace of the machine's distribution,
+// the ID of /etc/os-release (debian, ubuntu): the CA certificates are
+// that distribution's package.
+func distribution() string {
+	data, err := os.ReadFile("/etc/os-release")
+	if err != nil {
+		return "debian"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if id, ok := strings.CutPrefix(line, "ID="); ok && strings.Trim(id, `"`) != "" {
+			return strings.Trim(id, `"`)
+		}
+	}
+	return "debian"
 }
 
 // debianVersion is the installed version of a Debian package, or

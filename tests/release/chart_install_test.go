@@ -130,7 +130,8 @@ func testHelmReleaseFromTheOCIChart(t *testing.T, flux *controlplane.Flux) {
 		g.Expect(env.Client.List(ctx, &deploys, client.InNamespace(helmNamespace))).To(Succeed())
 		return deploys.Items
 	}, time.Minute, time.Second).Should(BeEmpty(), "uninstalling the chart removes the Deployments")
-	var crd apiextensionsv1.CustomResourceDefinition
+	var crd metav1.PartialObjectMetadata
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "trustanchors.trust.credo.dev"}, &crd)).To(Succeed(),
 		"uninstalling the chart keeps the CRDs (and every TrustAnchor)")
 	g.Expect(crd.DeletionTimestamp).To(BeNil())
