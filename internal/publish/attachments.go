@@ -122,7 +122,7 @@ func (b *builder) chart(context.Context) error {
 	}
 	b.r.Chart = Artifact{Ref: b.o.chartRepo() + ":" + chartVersion, Digest: digest}
 	b.entries = append(b.entries, entry{ref: b.r.Chart.Ref, image: img})
-	b.signed = append(b.signed, Pushed{Ref: b.o.chartRepo(), Digest: digest})
+	b.signed = append(b.signed, Artifact{Ref: b.o.chartRepo(), Digest: digest})
 	return nil
 }
 

@@ -74,17 +74,11 @@ func writeLayout(dir string, entries []entry) error {
 	return nil
 }
 
-// Pushed is one artifact pushed: the reference and its digest.
-type Pushed struct {
-	Ref    string
-	Digest v1.Hash
-}
-
 // Push pushes every artifact of the release's OCI layout at dir to its
 // reference, with the registry prefix from replaced by to
 // ("ghcr.io/credo-dev" by "localhost:5000/credo-dev"); an empty to pushes
 // where the release names. Digests do not change: signatures still hold.
-func Push(ctx context.Context, dir, from, to string, opts ...remote.Option) ([]Pushed, error) {
+func Push(ctx context.Context, dir, from, to string, opts ...remote.Option) ([]Artifact, error) {
 	p, err := layout.FromPath(dir)
 	if err != nil {
 		return nil, err
@@ -109,7 +103,7 @@ func Push(ctx context.Context, dir, from, to string, opts ...remote.Option) ([]P
 		targets, refs = append(targets, target), append(refs, ref)
 	}
 	opts = append(opts, remote.WithContext(ctx))
-	var pushed []Pushed
+	var pushed []Artifact
 	for i, d := range manifest.Manifests {
 		target, ref := targets[i], refs[i]
 		switch d.MediaType {
@@ -130,7 +124,7 @@ func Push(ctx context.Context, dir, from, to string, opts ...remote.Option) ([]P
 				return nil, fmt.Errorf("pushing %s: %w", target, err)
 			}
 		}
-		pushed = append(pushed, Pushed{Ref: target, Digest: d.Digest})
+		pushed = append(pushed, Artifact{Ref: target, Digest: d.Digest})
 	}
 	if len(pushed) == 0 {
 		return nil, errors.New("the layout holds nothing to push")

@@ -77,7 +77,7 @@ func TestPushSendsEveryEntryToItsReference(t *testing.T) {
 				if tc.to != "" {
 					target = tc.to + strings.TrimPrefix(e.ref, tc.from)
 				}
-				g.Expect(pushed[i]).To(Equal(Pushed{Ref: target, Digest: want}))
+				g.Expect(pushed[i]).To(Equal(Artifact{Ref: target, Digest: want}))
 				g.Expect(digestAt(t, target)).To(Equal(want), target)
 			}
 		})

@@ -191,8 +191,9 @@ type builder struct {
 	r       *Result
 	index   *image.Built
 	entries []entry
-	// signed are the artifacts to sign: repository and digest.
-	signed []Pushed
+	// signed are the artifacts to sign; their Ref is the repository, with
+	// no tag.
+	signed []Artifact
 }
 
 func (b *builder) binDir(platform string) string {
@@ -244,7 +245,7 @@ func (b *builder) image(context.Context) error {
 	}
 	b.r.Image = Artifact{Ref: b.o.imageRepo() + ":" + b.o.Version, Digest: digest}
 	b.entries = append(b.entries, entry{ref: b.r.Image.Ref, index: b.index.Index})
-	b.signed = append(b.signed, Pushed{Ref: b.o.imageRepo(), Digest: digest})
+	b.signed = append(b.signed, Artifact{Ref: b.o.imageRepo(), Digest: digest})
 	platforms := make([]string, 0, len(b.index.Images))
 	for p := range b.index.Images {
 		platforms = append(platforms, p)
@@ -256,7 +257,7 @@ func (b *builder) image(context.Context) error {
 			return err
 		}
 		b.r.Platforms[p] = d
-		b.signed = append(b.signed, Pushed{Ref: b.o.imageRepo(), Digest: d})
+		b.signed = append(b.signed, Artifact{Ref: b.o.imageRepo(), Digest: d})
 	}
 	return nil
 }
@@ -281,7 +282,7 @@ func (b *builder) manifests(context.Context) error {
 	}
 	b.r.Manifests = Artifact{Ref: b.o.manifestsRepo() + ":" + b.o.Version, Digest: digest}
 	b.entries = append(b.entries, entry{ref: b.r.Manifests.Ref, image: img})
-	b.signed = append(b.signed, Pushed{Ref: b.o.manifestsRepo(), Digest: digest})
+	b.signed = append(b.signed, Artifact{Ref: b.o.manifestsRepo(), Digest: digest})
 	return nil
 }
 
