@@ -29,6 +29,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,9 +42,16 @@ import (
 const chartVersion = "0.1.0"
 
 // serveChart packages testdata/charts/<name> and serves it on loopback
-// until the test ends, as source-controller serves an artifact, and returns
-// the artifact an ExternalArtifact's status gives helm-controller (which
-// checks the digest of what it downloads).
+// for the rest of the run, as source-controller serves an artifact, and
+// returns the artifact an ExternalArtifact's status gives helm-controller
+// (which checks the digest of what it downloads).
+//
+// The server outlives the test on purpose. A test's namespace is deleted
+// after the test, and until it is gone helm-controller may reconcile its
+// releases again; a download from a server that was closed is retried
+// with backoff for minutes, holding one of helm-controller's few workers,
+// and four such releases once kept a later test's release from being
+// reconciled at all for three minutes.
 func serveChart(t testing.TB, name string) *meta.Artifact {
 	t.Helper()
 	tgz, err := packageChart(filepath.Join("testdata", "charts", name), name)
@@ -50,25 +59,62 @@ func serveChart(t testing.TB, name string) *meta.Artifact {
 		t.Fatal(err)
 	}
 	file := name + "-" + chartVersion + ".tgz"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/"+file {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/gzip")
-		_, _ = w.Write(tgz)
-	}))
-	t.Cleanup(srv.Close)
+	url := charts.serve(file, tgz)
 	sum := sha256.Sum256(tgz)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
 	size := int64(len(tgz))
 	return &meta.Artifact{
 		Path:           file,
-		URL:            srv.URL + "/" + file,
+		URL:            url,
 		Revision:       chartVersion + "@" + digest,
 		Digest:         digest,
 		LastUpdateTime: metav1.Now(),
 		Size:           &size,
+	}
+}
+
+// charts is the run's one chart server.
+var charts chartServer
+
+// chartServer serves packaged charts by file name from its first use until
+// the run ends (run closes it).
+type chartServer struct {
+	mu    sync.Mutex
+	srv   *httptest.Server
+	files map[string][]byte
+}
+
+// serve makes data available as file and returns its URL. Charts are
+// packaged deterministically, so a file served twice has the same bytes.
+func (c *chartServer) serve(file string, data []byte) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srv == nil {
+		c.files = map[string][]byte{}
+		c.srv = httptest.NewServer(http.HandlerFunc(c.handle))
+	}
+	c.files[file] = data
+	return c.srv.URL + "/" + file
+}
+
+func (c *chartServer) handle(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	data, ok := c.files[strings.TrimPrefix(r.URL.Path, "/")]
+	c.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/gzip")
+	_, _ = w.Write(data)
+}
+
+// close stops the server, if it was started.
+func (c *chartServer) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srv != nil {
+		c.srv.Close()
 	}
 }
 

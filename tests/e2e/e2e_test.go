@@ -80,6 +80,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
+	defer charts.close()
 	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme()}); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
