@@ -7,7 +7,12 @@
 # version, so a second run is instant.
 #
 # Usage: hack/build-control-plane.sh        # prints the directory holding the binaries
+#        hack/build-control-plane.sh node   # also kubelet, kube-scheduler and kube-proxy
+#                                           # (or CREDO_NODE=1), for a real node (issue 31)
 set -euo pipefail
+
+NODE="${CREDO_NODE:-}"
+[[ "${1:-}" == node ]] && NODE=1
 
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.3}"
@@ -36,9 +41,19 @@ kube_ok() {
 
 etcd_ok() { has_version etcd "${ETCD_VERSION#v}"; }
 
+# The node's binaries are built only when asked, so the control plane's cold build
+# does not grow for tests that run no node.
+node_ok() {
+  [[ -z "$NODE" ]] || {
+    has_version kubelet "$K8S_VERSION" &&
+      has_version kube-scheduler "$K8S_VERSION" &&
+      has_version kube-proxy "$K8S_VERSION"
+  }
+}
+
 mkdir -p "$OUT"
 
-if ! kube_ok; then
+if ! kube_ok || ! node_ok; then
   log "building Kubernetes $K8S_VERSION into $OUT (a cold build takes several minutes)"
   work="$CACHE_ROOT/build/kubernetes-$K8S_VERSION"
   mkdir -p "$work"
@@ -56,17 +71,13 @@ if ! kube_ok; then
     echo
     for m in $staging; do echo "replace $m => $m $STAGING_VERSION"; done
   } >"$work/go.mod"
-  cat >"$work/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+  cmds="kube-apiserver kube-controller-manager kubectl"
+  [[ -z "$NODE" ]] || cmds+=" kubelet kube-scheduler kube-proxy"
+  {
+    printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for cmd in $cmds; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; done
+    printf ')\n'
+  } >"$work/tools.go"
   log "resolving the modules of Kubernetes $K8S_VERSION$(progress_last "kubernetes modules")"
   (cd "$work" && GOFLAGS=-mod=mod progress "kubernetes modules" bash -c \
     "{ go mod tidy -e >/dev/null 2>&1 || true; } && go get k8s.io/kubernetes@$K8S_VERSION >/dev/null")
@@ -76,13 +87,20 @@ GO
     ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  for cmd in kube-apiserver kube-controller-manager kubectl; do
+  for cmd in $cmds; do
+    # A warm cache holds the right binary already; only the missing ones are built.
+    if [[ "$cmd" == kubectl ]]; then
+      out="$("$OUT/kubectl" version --client 2>/dev/null || true)"
+      [[ "$out" == *"$K8S_VERSION"* ]] && continue
+    elif has_version "$cmd" "$K8S_VERSION"; then
+      continue
+    fi
     log "go build $cmd$(progress_last "$cmd")"
     (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 progress "$cmd" \
       go build -trimpath -ldflags "$ldflags" -o "$OUT/$cmd.new" "k8s.io/kubernetes/cmd/$cmd")
     mv -f "$OUT/$cmd.new" "$OUT/$cmd"
   done
-  kube_ok || { log "built binaries do not report $K8S_VERSION"; exit 1; }
+  { kube_ok && node_ok; } || { log "built binaries do not report $K8S_VERSION"; exit 1; }
 fi
 
 if ! etcd_ok; then
