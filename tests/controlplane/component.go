@@ -61,6 +61,12 @@ func (e *Environment) StartProcess(name, binary string, env []string, args ...st
 	return p, nil
 }
 
+// StartProcessIn starts a process as StartProcess does, its log in dir, tied
+// to no Environment: the caller stops it (a node's container runtime).
+func StartProcessIn(dir, name, binary string, env []string, args ...string) (*Process, error) {
+	return startProcess(dir, name, binary, env, args...)
+}
+
 func startProcess(dir, name, binary string, env []string, args ...string) (*Process, error) {
 	// Appended: a restarted process keeps the log of its earlier run.
 	logFile, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
