@@ -37,6 +37,11 @@ var sysctls = []string{
 
 var iptablesTables = []string{"filter", "nat", "mangle"}
 
+// hostPaths are directories kubelet and the CRI create outside their own
+// directories whatever they are told; Restore removes those that did not
+// exist before.
+var hostPaths = []string{"/var/log/containers", "/var/log/pods", "/var/lib/kubelet", "/var/run/netns"}
+
 // HostState is what a node changes on the machine outside its directory,
 // recorded before it starts so Restore can undo exactly what it added:
 // iptables rules and chains, network namespaces, links, cgroups, sysctls.
@@ -45,6 +50,7 @@ type HostState struct {
 	netns   map[string]bool
 	cgroups map[string]bool
 	sysctls map[string]string
+	paths   map[string]bool
 }
 
 // SnapshotHost records the machine's state.
@@ -60,6 +66,12 @@ func SnapshotHost() (*HostState, error) {
 		}
 	}
 	h.netns = dirSet("/var/run/netns")
+	h.paths = map[string]bool{}
+	for _, p := range hostPaths {
+		if _, err := os.Stat(p); err == nil {
+			h.paths[p] = true
+		}
+	}
 	h.cgroups = cgroupSet()
 	for _, s := range sysctls {
 		b, err := os.ReadFile("/proc/sys/" + s)
@@ -122,8 +134,11 @@ func (h *HostState) Restore() error {
 		_ = syscall.Unmount(p, syscall.MNT_DETACH)
 		errs = append(errs, os.Remove(p))
 	}
-	if len(h.netns) == 0 {
-		_ = os.Remove("/var/run/netns") // created by the CRI; empty now
+	for _, p := range hostPaths {
+		if !h.paths[p] {
+			unmountUnder(p)
+			errs = append(errs, os.RemoveAll(p))
+		}
 	}
 	for cg := range cgroupSet() {
 		if !h.cgroups[cg] {

@@ -40,7 +40,7 @@ func needNode(t *testing.T) {
 
 // startRuntime starts containerd with the pause image imported, and
 // restores the host when the test ends.
-func startRuntime(t *testing.T, ctx context.Context) *Containerd {
+func startRuntime(t *testing.T, ctx context.Context) (*Containerd, string) {
 	t.Helper()
 	g := NewWithT(t)
 	host, err := SnapshotHost()
@@ -51,8 +51,12 @@ func startRuntime(t *testing.T, ctx context.Context) *Containerd {
 		if err := host.Restore(); err != nil {
 			t.Errorf("restoring the host: %v", err)
 		}
+		// kubelet bind-mounts its root directory onto itself.
+		unmountUnder(dir)
 		if !t.Failed() || os.Getenv("CREDO_NODE_KEEP") == "" {
-			_ = os.RemoveAll(dir)
+			if err := os.RemoveAll(dir); err != nil {
+				t.Errorf("removing the node's directory: %v", err)
+			}
 		}
 	})
 	c, err := StartContainerd(ctx, filepath.Join(dir, "containerd"))
@@ -68,14 +72,14 @@ func startRuntime(t *testing.T, ctx context.Context) *Containerd {
 	tarPath := filepath.Join(dir, "pause.tar")
 	g.Expect(WriteLayoutTar(filepath.Join(dir, "pause-layout"), tarPath, PauseImage, pause, nil)).To(Succeed())
 	g.Expect(c.Import(ctx, tarPath)).To(Succeed())
-	return c
+	return c, dir
 }
 
 func TestContainerd(t *testing.T) {
 	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	c := startRuntime(t, ctx)
+	c, _ := startRuntime(t, ctx)
 	out, err := c.Ctr(ctx, "version")
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("%s", out)
