@@ -36,11 +36,14 @@ const NodeName = "credo-node"
 
 // APIServerFlags are what the control plane needs for a node: the Node
 // authorizer beside RBAC and the NodeRestriction admission plugin, as a
-// real cluster runs them. Pass them as controlplane.Options.APIServerFlags.
+// real cluster runs them, and kubelet reached on its node's InternalIP (the
+// default tries the Hostname first, which no DNS here resolves). Pass them
+// as controlplane.Options.APIServerFlags.
 func APIServerFlags() map[string]string {
 	return map[string]string{
-		"authorization-mode":       "Node,RBAC",
-		"enable-admission-plugins": "NodeRestriction",
+		"authorization-mode":              "Node,RBAC",
+		"enable-admission-plugins":        "NodeRestriction",
+		"kubelet-preferred-address-types": "InternalIP,Hostname",
 	}
 }
 

@@ -44,6 +44,58 @@ func TestNode(t *testing.T) {
 	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
+	env, _ := startNode(t, ctx)
+	c := env.Client
+
+	pod := pausePod("web", "-http", ":8080")
+	g.Expect(c.Create(ctx, pod)).To(Succeed())
+	t.Cleanup(func() { deletePod(t, c, pod) })
+
+	start := time.Now()
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "%+v", pod.Status)
+		g.Expect(pod.Status.PodIP).NotTo(BeEmpty())
+		g.Expect(pod.Status.Conditions).To(ContainElement(And(
+			HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))))
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	t.Logf("pod Running and Ready on %s %s after it was created", pod.Status.PodIP, time.Since(start).Round(time.Second))
+
+	resp, err := http.Get(fmt.Sprintf("http://%s:8080/", pod.Status.PodIP))
+	g.Expect(err).NotTo(HaveOccurred())
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	g.Expect(string(body)).To(Equal("web\n"))
+}
+
+// warnings returns up to n distinct klog warning and error lines of a log.
+func warnings(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if len(l) < 2 || (l[0] != 'W' && l[0] != 'E') || l[1] < '0' || l[1] > '9' {
+			continue
+		}
+		// Drop the date, time and pid for the dedup key.
+		key := l
+		if f := strings.SplitN(l, "]", 2); len(f) == 2 {
+			key = f[1]
+		}
+		if !seen[key] && len(out) < n {
+			seen[key] = true
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// startNode starts the runtime, a control plane, kubelet and
+// kube-scheduler, waits until the node is Ready, and stops everything when
+// the test ends.
+func startNode(t *testing.T, ctx context.Context) (*controlplane.Environment, *Containerd) {
+	t.Helper()
+	g := NewWithT(t)
 	rt, dir := startRuntime(t, ctx)
 
 	env, err := controlplane.Start(ctx, controlplane.Options{APIServerFlags: APIServerFlags()})
@@ -88,47 +140,7 @@ func TestNode(t *testing.T) {
 	if err := c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-	pod := pausePod("web", "-http", ":8080")
-	g.Expect(c.Create(ctx, pod)).To(Succeed())
-	t.Cleanup(func() { deletePod(t, c, pod) })
-
-	start = time.Now()
-	g.Eventually(func(g Gomega) {
-		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "%+v", pod.Status)
-		g.Expect(pod.Status.PodIP).NotTo(BeEmpty())
-		g.Expect(pod.Status.Conditions).To(ContainElement(And(
-			HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))))
-	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-	t.Logf("pod Running and Ready on %s %s after it was created", pod.Status.PodIP, time.Since(start).Round(time.Second))
-
-	resp, err := http.Get(fmt.Sprintf("http://%s:8080/", pod.Status.PodIP))
-	g.Expect(err).NotTo(HaveOccurred())
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	g.Expect(string(body)).To(Equal("web\n"))
-}
-
-// warnings returns up to n distinct klog warning and error lines of a log.
-func warnings(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	var out []string
-	seen := map[string]bool{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if len(l) < 2 || (l[0] != 'W' && l[0] != 'E') || l[1] < '0' || l[1] > '9' {
-			continue
-		}
-		// Drop the date, time and pid for the dedup key.
-		key := l
-		if f := strings.SplitN(l, "]", 2); len(f) == 2 {
-			key = f[1]
-		}
-		if !seen[key] && len(out) < n {
-			seen[key] = true
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
+	return env, rt
 }
 
 // pausePod is a pod of the pause image with args, tolerating the

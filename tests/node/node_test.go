@@ -48,6 +48,11 @@ func startRuntime(t *testing.T, ctx context.Context) (*Containerd, string) {
 	dir, err := os.MkdirTemp("", "credo-node-")
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
+		for _, p := range hostPaths {
+			if _, err := os.Stat(p); err == nil && !host.paths[p] {
+				t.Logf("created outside the node's directory: %s", p)
+			}
+		}
 		if err := host.Restore(); err != nil {
 			t.Errorf("restoring the host: %v", err)
 		}
