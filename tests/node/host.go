@@ -33,6 +33,7 @@ import (
 var sysctls = []string{
 	"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
 	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes", "net/ipv4/ip_forward",
+	"net/ipv4/conf/all/route_localnet", "net/netfilter/nf_conntrack_max", "net/netfilter/nf_conntrack_tcp_be_liberal",
 }
 
 var iptablesTables = []string{"filter", "nat", "mangle"}
