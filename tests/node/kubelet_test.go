@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ func TestNode(t *testing.T) {
 	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, _ := startNode(t, ctx)
+	env, _ := startNode(t, ctx, nil)
 	c := env.Client
 
 	pod := pausePod("web", "-http", ":8080")
@@ -93,12 +94,14 @@ func warnings(path string, n int) string {
 // startNode starts the runtime, a control plane, kubelet and
 // kube-scheduler, waits until the node is Ready, and stops everything when
 // the test ends.
-func startNode(t *testing.T, ctx context.Context) (*controlplane.Environment, *Containerd) {
+func startNode(t *testing.T, ctx context.Context, apiserverFlags map[string]string) (*controlplane.Environment, *Containerd) {
 	t.Helper()
 	g := NewWithT(t)
 	rt, dir := startRuntime(t, ctx)
 
-	env, err := controlplane.Start(ctx, controlplane.Options{APIServerFlags: APIServerFlags()})
+	flags := APIServerFlags()
+	maps.Copy(flags, apiserverFlags)
+	env, err := controlplane.Start(ctx, controlplane.Options{APIServerFlags: flags})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {

@@ -48,7 +48,7 @@ func TestReleaseImage(t *testing.T) {
 	}
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, rt := startNode(t, ctx)
+	env, rt := startNode(t, ctx, nil)
 
 	idx := releaseIndex(t, oci)
 	tarPath := filepath.Join(t.TempDir(), "credo.tar")

@@ -41,7 +41,7 @@ func TestService(t *testing.T) {
 	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, _ := startNode(t, ctx)
+	env, _ := startNode(t, ctx, nil)
 	c := env.Client
 
 	pod := pausePod("web", "-http", ":8080")
