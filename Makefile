@@ -69,6 +69,11 @@ test-monitoring: control-plane ## Run kube-state-metrics (built once from the mo
 	@hack/build-kube-state-metrics.sh >/dev/null
 	CREDO_KSM="$$(hack/build-kube-state-metrics.sh)" go test $(GO_TEST_FLAGS) -tags monitoring -timeout 10m ./tests/monitoring/...
 
+.PHONY: test-node
+test-node: ## A real node (issue 31; root, Debian's containerd, runc and CNI plugins): kubelet, kube-scheduler and kube-proxy built from source. CREDO_NODE_RELEASE=<release>/oci adds the release image.
+	@hack/build-control-plane.sh node >/dev/null
+	CREDO_NODE=1 go test $(GO_TEST_FLAGS) -timeout 15m ./tests/node/...
+
 # A built binary, exec'd rather than `go run` (which exits 1 on SIGINT whatever its child
 # did): Ctrl-C reaches tests/dev itself, which stops everything and exits 0.
 .PHONY: dev
