@@ -67,6 +67,15 @@ type Options struct {
 	Audit bool
 	// AuditPolicy is the audit policy (YAML) used when Audit is set.
 	AuditPolicy string
+	// InCluster makes kube-apiserver reachable by pods on a node as
+	// in-cluster clients reach it (rest.InClusterConfig): bound to every
+	// address, serving a certificate of Environment.ServingCAFile that names
+	// the kubernetes Service's ClusterIP and DNS names, with the
+	// ServiceAccount admission plugin and a signing key of
+	// Environment.ServiceAccountKeyFile. Off, envtest's defaults stand:
+	// 127.0.0.1 only, a certificate for localhost, no ServiceAccount
+	// admission.
+	InCluster bool
 }
 
 // Environment is a running control plane.
@@ -85,6 +94,14 @@ type Environment struct {
 	// AuditLogPath is kube-apiserver's audit log (JSON lines) when
 	// Options.Audit is set; empty otherwise.
 	AuditLogPath string
+	// ServingCAFile is the CA of kube-apiserver's serving certificate, for
+	// kube-controller-manager's --root-ca-file, when Options.InCluster is
+	// set; empty otherwise.
+	ServingCAFile string
+	// ServiceAccountKeyFile is the ServiceAccount token signing key, for
+	// kube-controller-manager's --service-account-private-key-file, when
+	// Options.InCluster is set; empty otherwise.
+	ServiceAccountKeyFile string
 
 	env     *envtest.Environment
 	kcm     *Process
@@ -149,6 +166,11 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	}
 	if opts.Audit {
 		if err := e.configureAudit(args, opts.AuditPolicy); err != nil {
+			return nil, err
+		}
+	}
+	if opts.InCluster {
+		if err := e.configureInCluster(args, opts.APIServerFlags["service-cluster-ip-range"]); err != nil {
 			return nil, err
 		}
 	}
