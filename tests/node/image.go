@@ -54,14 +54,20 @@ const NameAnnotation = "io.containerd.image.name"
 // BuildPause builds tests/node/pause statically and returns an image of it
 // running as its entrypoint.
 func BuildPause(ctx context.Context, dir string) (v1.Image, error) {
-	bin := filepath.Join(dir, "pause")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./tests/node/pause")
+	return BuildImage(ctx, dir, "./tests/node/pause", "pause")
+}
+
+// BuildImage builds the main package pkg (relative to the repository root)
+// statically into dir and returns an image of it as /name, its entrypoint.
+func BuildImage(ctx context.Context, dir, pkg, name string) (v1.Image, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
 	cmd.Dir = controlplane.RepoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build pause: %w: %s", err, out)
+		return nil, fmt.Errorf("go build %s: %w: %s", pkg, err, out)
 	}
-	return BinaryImage(bin, "pause")
+	return BinaryImage(bin, name)
 }
 
 // BinaryImage returns a single-layer image holding the file at bin as

@@ -45,7 +45,7 @@ func TestNode(t *testing.T) {
 	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, _ := startNode(t, ctx, nil)
+	env, _ := startNode(t, ctx, controlplane.Options{})
 	c := env.Client
 
 	pod := pausePod("web", "-http", ":8080")
@@ -93,15 +93,16 @@ func warnings(path string, n int) string {
 
 // startNode starts the runtime, a control plane, kubelet and
 // kube-scheduler, waits until the node is Ready, and stops everything when
-// the test ends.
-func startNode(t *testing.T, ctx context.Context, apiserverFlags map[string]string) (*controlplane.Environment, *Containerd) {
+// the test ends. opts.APIServerFlags are added to APIServerFlags().
+func startNode(t *testing.T, ctx context.Context, opts controlplane.Options) (*controlplane.Environment, *Containerd) {
 	t.Helper()
 	g := NewWithT(t)
 	rt, dir := startRuntime(t, ctx)
 
 	flags := APIServerFlags()
-	maps.Copy(flags, apiserverFlags)
-	env, err := controlplane.Start(ctx, controlplane.Options{APIServerFlags: flags})
+	maps.Copy(flags, opts.APIServerFlags)
+	opts.APIServerFlags = flags
+	env, err := controlplane.Start(ctx, opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {

@@ -31,6 +31,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/tests/controlplane"
 )
 
 // ReleaseImage is the name the release image is imported under.
@@ -48,7 +50,7 @@ func TestReleaseImage(t *testing.T) {
 	}
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, rt := startNode(t, ctx, nil)
+	env, rt := startNode(t, ctx, controlplane.Options{})
 
 	idx := releaseIndex(t, oci)
 	tarPath := filepath.Join(t.TempDir(), "credo.tar")

@@ -82,7 +82,10 @@ func StartProxy(env *controlplane.Environment, dir string) (*controlplane.Proces
 // StartNodeControllers starts a second kube-controller-manager with the
 // controllers a node needs that the test control plane's does not run:
 // EndpointSlices for Services, the default ServiceAccounts, and the node
-// lifecycle controller (which removes kubelet's not-ready taint).
+// lifecycle controller (which removes kubelet's not-ready taint). On an
+// InCluster Environment it also publishes the serving CA as the
+// kube-root-ca.crt ConfigMap in every namespace (the projected token
+// volume's ca.crt) and runs the ServiceAccount token controller.
 func StartNodeControllers(env *controlplane.Environment) (*controlplane.Process, error) {
 	assets, err := controlplane.AssetsDir()
 	if err != nil {
@@ -92,12 +95,19 @@ func StartNodeControllers(env *controlplane.Environment) (*controlplane.Process,
 	if err != nil {
 		return nil, err
 	}
-	return env.StartProcess("kube-controller-manager-node", filepath.Join(assets, "kube-controller-manager"), nil,
-		"--kubeconfig="+kubeconfig,
-		"--controllers=endpointslice-controller,endpointslice-mirroring-controller,serviceaccount-controller,node-lifecycle-controller",
+	controllers := "endpointslice-controller,endpointslice-mirroring-controller,serviceaccount-controller,node-lifecycle-controller"
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--use-service-account-credentials=false",
 		fmt.Sprintf("--cluster-cidr=%s", Subnet),
-	)
+	}
+	if env.ServingCAFile != "" {
+		controllers += ",root-ca-certificate-publisher-controller,serviceaccount-token-controller"
+		args = append(args, "--root-ca-file="+env.ServingCAFile,
+			"--service-account-private-key-file="+env.ServiceAccountKeyFile)
+	}
+	args = append(args, "--controllers="+controllers)
+	return env.StartProcess("kube-controller-manager-node", filepath.Join(assets, "kube-controller-manager"), nil, args...)
 }

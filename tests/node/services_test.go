@@ -32,6 +32,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/tests/controlplane"
 )
 
 // TestService reaches a pod through a ClusterIP Service from the host:
@@ -41,7 +43,7 @@ func TestService(t *testing.T) {
 	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, _ := startNode(t, ctx, nil)
+	env, _ := startNode(t, ctx, controlplane.Options{})
 	c := env.Client
 
 	pod := pausePod("web", "-http", ":8080")
