@@ -69,10 +69,27 @@ test-monitoring: control-plane ## Run kube-state-metrics (built once from the mo
 	@hack/build-kube-state-metrics.sh >/dev/null
 	CREDO_KSM="$$(hack/build-kube-state-metrics.sh)" go test $(GO_TEST_FLAGS) -tags monitoring -timeout 10m ./tests/monitoring/...
 
-.PHONY: test-node
-test-node: ## A real node (issue 31; root, Debian's containerd, runc and CNI plugins): kubelet, kube-scheduler and kube-proxy built from source. CREDO_NODE_RELEASE=<release>/oci adds the release image.
+.PHONY: node
+node: control-plane ## Build kubelet, kube-scheduler and kube-proxy from source (cached), and bin/credo-node (tests/node/run).
 	@hack/build-control-plane.sh node >/dev/null
-	CREDO_NODE=1 go test $(GO_TEST_FLAGS) -timeout 15m ./tests/node/...
+	@go build -o $(BIN)/credo-node ./tests/node/run
+
+# The release the node runs: built as make release builds it, for this machine's platform
+# only, signed with a throwaway key, from the work tree as it is.
+E2E_RELEASE ?= $(BIN)/e2e-release
+.PHONY: e2e-release
+e2e-release:
+	@test -f $(BIN)/e2e-release.key || go run ./hack/release keygen --out $(BIN)/e2e-release.key
+	go run ./hack/release build --version v0.0.0-e2e --out $(E2E_RELEASE) --key $(BIN)/e2e-release.key \
+		--platforms linux/$$(go env GOARCH) --allow-dirty >/dev/null
+
+.PHONY: test-node
+test-node: node e2e-release ## The node itself (tests/node; root, hack/node/install.sh's packages): containerd, kubelet, Services, in-cluster clients, the release image.
+	CREDO_NODE_RELEASE=$(E2E_RELEASE)/oci go test $(GO_TEST_FLAGS) -tags node -timeout 15m ./tests/node/...
+
+.PHONY: test-e2e-node
+test-e2e-node: node e2e-release ## hack/ci/e2e.sh on a real node (root): credo installed from config/ in pods of the release image.
+	$(BIN)/credo-node --release $(E2E_RELEASE)/oci -- hack/ci/e2e.sh
 
 # A built binary, exec'd rather than `go run` (which exits 1 on SIGINT whatever its child
 # did): Ctrl-C reaches tests/dev itself, which stops everything and exits 0.

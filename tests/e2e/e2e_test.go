@@ -25,6 +25,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -59,6 +60,12 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	flag.Parse()
+	local := os.Getenv("E2E_KUBECONFIG") == ""
+	if err := excludeOtherMode(local); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if path := os.Getenv("E2E_KUBECONFIG"); path != "" {

@@ -42,22 +42,6 @@ import (
 	"github.com/credo-dev/credo/tests/devenv"
 )
 
-// needLocal returns the local environment: the enrollment tests run agents
-// and restart the enrollment controller as processes on 127.0.0.1, or scrape
-// the controllers' metrics endpoints on loopback. Against
-// E2E_KUBECONFIG they fail rather than skip; a run against a cluster
-// excludes them by name (hack/ci/e2e.sh passes -skip localOnlyTests).
-func needLocal(t testing.TB) *devenv.Environment {
-	t.Helper()
-	if dev == nil {
-		t.Fatal("runs agents and the enrollment controller as local processes: needs the local environment, not E2E_KUBECONFIG; exclude it with -skip '" + localOnlyTests + "'")
-	}
-	return dev
-}
-
-// localOnlyTests names the tests that need the local environment: make test-e2e runs them, a cluster run excludes them.
-const localOnlyTests = "TestDocs|TestHeadlessPipelineGuide|TestFluxEventsShowReleaseWarnings|TestNotificationControllerDeliversReleaseWarnings|TestMintReachesTheRunningRelease|TestMintIsReportedAppliedOnceTheReleaseCarriesIt|TestSuspendedReleaseIsReportedAndNotUpgraded|TestAgentsEnroll|TestExpiredAgent|TestAgentRefusals|TestEnrollmentCAIsPublished|TestDeniedAgent|TestClonedAgents|TestLostRenewalAnswer|TestEveryControllerServes|TestAFluxEditTenantCannotSetThePlatformRootPassword|TestShadowedPlatformValuesAreRestoredAndReported|TestValuesShadowedInGitAreNeverReportedApplied|TestAForgedReleaseStatusNeverMakesAPlatformAccountApplied|TestEveryWriteCarriesItsBinarysOneName"
-
 func binPath(name string) string { return filepath.Join(controlplane.RepoRoot(), "bin", name) }
 
 // createToken mints a join token with the kubectl plugin, as a user would.

@@ -81,8 +81,10 @@ func StartProxy(env *controlplane.Environment, dir string) (*controlplane.Proces
 
 // StartNodeControllers starts a second kube-controller-manager with the
 // controllers a node needs that the test control plane's does not run:
-// EndpointSlices for Services, the default ServiceAccounts, and the node
-// lifecycle controller (which removes kubelet's not-ready taint). On an
+// EndpointSlices for Services, the default ServiceAccounts, the node
+// lifecycle controller (which removes kubelet's not-ready taint),
+// Deployments and their ReplicaSets, PodDisruptionBudgets (the eviction
+// API reads their status) and the pod garbage collector. On an
 // InCluster Environment it also publishes the serving CA as the
 // kube-root-ca.crt ConfigMap in every namespace (the projected token
 // volume's ca.crt) and runs the ServiceAccount token controller.
@@ -95,7 +97,8 @@ func StartNodeControllers(env *controlplane.Environment) (*controlplane.Process,
 	if err != nil {
 		return nil, err
 	}
-	controllers := "endpointslice-controller,endpointslice-mirroring-controller,serviceaccount-controller,node-lifecycle-controller"
+	controllers := "endpointslice-controller,endpointslice-mirroring-controller,serviceaccount-controller,node-lifecycle-controller," +
+		"deployment-controller,replicaset-controller,disruption-controller,pod-garbage-collector-controller"
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
 		"--leader-elect=false",

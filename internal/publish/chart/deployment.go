@@ -173,28 +173,52 @@ const (
 
 // templateCertificateMount adds the volume and mount of a cert-manager or
 // own serving certificate to the credential-controller's pod, present only
-// when apiService.certificate.source is not generated.
+// when apiService.certificate.source is not generated, after the volumes
+// and mounts config/ gives it.
 func templateCertificateMount(t *template, pod, ctr *yaml.RNode) error {
-	if pod.Field("volumes") != nil || ctr.Field("volumeMounts") != nil {
-		return fmt.Errorf("the credential-controller has volumes: the chart adds its certificate's to them, which it cannot yet")
-	}
 	cond := `{{- if include "credo.certificateSecret" $ }}`
-	if err := t.SetLine(ctr, "volumeMounts", func(indent, key string) string {
-		return raw(cond,
-			key+":",
-			"  - name: "+certificateVolume,
-			"    mountPath: "+certificateDir,
-			"    readOnly: true",
-			"{{- end }}")(indent, "")
-	}); err != nil {
+	if err := appendConditionalItem(t, ctr, "volumeMounts", cond,
+		"- name: "+certificateVolume,
+		"  mountPath: "+certificateDir,
+		"  readOnly: true"); err != nil {
 		return err
 	}
-	return t.SetLine(pod, "volumes", func(indent, key string) string {
-		return raw(cond,
-			key+":",
-			"  - name: "+certificateVolume,
-			"    secret:",
-			`      secretName: {{ include "credo.certificateSecret" $ }}`,
-			"{{- end }}")(indent, "")
+	return appendConditionalItem(t, pod, "volumes", cond,
+		"- name: "+certificateVolume,
+		"  secret:",
+		`    secretName: {{ include "credo.certificateSecret" $ }}`)
+}
+
+// appendConditionalItem makes node's list field its items as they are and
+// then item, rendered only when cond holds. Without items, the whole field
+// is rendered only when cond holds.
+func appendConditionalItem(t *template, node *yaml.RNode, field, cond string, item ...string) error {
+	var existing []string
+	if f := node.Field(field); f != nil {
+		s, err := f.Value.String()
+		if err != nil {
+			return err
+		}
+		existing = strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	}
+	return t.SetLine(node, field, func(indent, key string) string {
+		lines := []string{cond, key + ":"}
+		lines = append(lines, indentAll("  ", item)...)
+		lines = append(lines, "{{- end }}")
+		if existing != nil {
+			lines = append([]string{key + ":"}, indentAll("  ", existing)...)
+			lines = append(lines, cond)
+			lines = append(lines, indentAll("  ", item)...)
+			lines = append(lines, "{{- end }}")
+		}
+		return raw(lines...)(indent, "")
 	})
+}
+
+func indentAll(prefix string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = prefix + l
+	}
+	return out
 }

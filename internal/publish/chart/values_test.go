@@ -123,9 +123,10 @@ func TestCertManagerServesTheAccessAPI(t *testing.T) {
 		"--access-api-serving-secret=", "--access-api-inject-ca=false",
 		"--access-api-cert-dir="+certificateDir, "--access-api-cert-pair-name=tls"))
 	c := container(g, objs, "credential-controller")
-	g.Expect(c["volumeMounts"]).To(ConsistOf(And(HaveKeyWithValue("name", certificateVolume), HaveKeyWithValue("mountPath", certificateDir))))
+	g.Expect(c["volumeMounts"]).To(ConsistOf(And(HaveKeyWithValue("name", certificateVolume), HaveKeyWithValue("mountPath", certificateDir)),
+		And(HaveKeyWithValue("name", "temp"), HaveKeyWithValue("mountPath", "/tmp"))), "the certificate's after config/'s own")
 	volumes, _, _ := unstructured.NestedSlice(deployment(g, objs, "credential-controller").Object, "spec", "template", "spec", "volumes")
-	g.Expect(volumes).To(ConsistOf(HaveKeyWithValue("secret", HaveKeyWithValue("secretName", secret))))
+	g.Expect(volumes).To(ConsistOf(HaveKeyWithValue("secret", HaveKeyWithValue("secretName", secret)), HaveKeyWithValue("name", "temp")))
 
 	// An issuer of one's own: no Issuer.
 	objs = render(g, "platform-credo", map[string]any{"apiService": map[string]any{"certificate": map[string]any{

@@ -1,0 +1,203 @@
+//go:build e2e
+
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+)
+
+// credoNamespace is where hack/ci/install.sh installs credo.
+const credoNamespace = "credo-system"
+
+// A controller pod killed outright (no grace) is replaced by its
+// Deployment, and the replacement does the work: the trust-controller
+// projects again a tenant-ca deleted while it was down, the
+// credential-controller serves mints again.
+func TestAKilledControllerPodIsReplacedAndWorkResumes(t *testing.T) {
+	needCluster(t)
+	ctx := context.Background()
+	t.Run("trust-controller", func(t *testing.T) {
+		g := NewWithT(t)
+		key := client.ObjectKey{Namespace: "tenant-demo", Name: "postgres-main.tenant-ca"}
+		var before corev1.Secret
+		g.Eventually(func() error { return k8s.Get(ctx, key, &before) }, 2*time.Minute, time.Second).Should(Succeed())
+		killed := killPods(t, "trust-controller")
+		g.Expect(k8s.Delete(ctx, &before)).To(Succeed())
+		waitReplaced(t, "trust-controller", killed)
+		var after corev1.Secret
+		g.Eventually(func() error { return k8s.Get(ctx, key, &after) }, 2*time.Minute, time.Second).Should(Succeed(),
+			"the replacement projects the deleted tenant-ca again")
+		g.Expect(after.UID).NotTo(Equal(before.UID))
+		g.Expect(after.Data).To(Equal(before.Data))
+	})
+	t.Run("credential-controller", func(t *testing.T) {
+		g := NewWithT(t)
+		killed := killPods(t, "credential-controller")
+		waitReplaced(t, "credential-controller", killed)
+		var m *accessv1.Mint
+		g.Eventually(func() error { var err error; m, err = mint(ctx, "tenant-demo", "ch-logs-app"); return err }, 2*time.Minute, time.Second).
+			Should(Succeed(), "the replacement serves mints")
+		g.Expect(storedVerifier(ctx, "tenant-demo", m.Status.SecretName)).To(Equal(sha256Hex(m.Status.Password)))
+	})
+}
+
+// Mints go on while the credential-controller's Deployment is rolled (as
+// `kubectl rollout restart` does). What the access API's availability
+// allows during a rollout is the high-availability issue's to tighten;
+// here every mint either fails with an error or returns a password the
+// account's Secret then verifies, the last one answered is the one
+// stored, and mints succeed once the rollout is done.
+func TestMintsDuringARollout(t *testing.T) {
+	needCluster(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	const ns, account = "tenant-demo", "ch-logs-app"
+	var acct credv1.CredentialAccount
+	g.Eventually(func() bool {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: account}, &acct) == nil && conditions.IsReady(&acct)
+	}, 2*time.Minute, time.Second).Should(BeTrue())
+
+	var d appsv1.Deployment
+	key := client.ObjectKey{Namespace: credoNamespace, Name: "credential-controller"}
+	g.Expect(k8s.Get(ctx, key, &d)).To(Succeed())
+	patch := client.MergeFrom(d.DeepCopy())
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339Nano)
+	g.Expect(k8s.Patch(ctx, &d, patch)).To(Succeed())
+	start := time.Now()
+
+	var ok, failed int
+	var last *accessv1.Mint
+	var errs []string
+	done := func() bool {
+		var cur appsv1.Deployment
+		if err := k8s.Get(ctx, key, &cur); err != nil {
+			return false
+		}
+		return rolledOut(&cur)
+	}
+	for deadline := time.Now().Add(5 * time.Minute); ; {
+		g.Expect(time.Now().Before(deadline)).To(BeTrue(), "the rollout finished within 5 minutes")
+		m, err := mint(ctx, ns, account)
+		if err != nil {
+			failed++
+			errs = append(errs, fmt.Sprintf("%s: %v", time.Since(start).Round(time.Millisecond), err))
+		} else {
+			ok++
+			last = m
+		}
+		if done() {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("rollout done in %s: %d mints answered, %d failed", time.Since(start).Round(time.Second), ok, failed)
+	for _, e := range errs {
+		t.Logf("failed mint at %s", e)
+	}
+	g.Eventually(func() error { var err error; last, err = mint(ctx, ns, account); return err }, time.Minute, time.Second).
+		Should(Succeed(), "mints succeed after the rollout")
+	g.Expect(storedVerifier(ctx, ns, last.Status.SecretName)).To(Equal(sha256Hex(last.Status.Password)),
+		"the Secret holds the verifier of the last password answered")
+}
+
+// mint mints a password for account through kube-apiserver.
+func mint(ctx context.Context, ns, account string) (*accessv1.Mint, error) {
+	m := &accessv1.Mint{Spec: accessv1.AccountRequestSpec{Account: account}}
+	m.Namespace = ns
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := k8s.Create(ctx, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// storedVerifier is the verifier the account Secret holds.
+func storedVerifier(ctx context.Context, ns, name string) string {
+	var s corev1.Secret
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
+		return err.Error()
+	}
+	return string(s.Data[credv1.PasswordKey])
+}
+
+// killPods deletes the controller's pods with no grace period, as a node
+// failure or an OOM kill ends them, and returns their UIDs.
+func killPods(t *testing.T, name string) map[string]bool {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	var pods corev1.PodList
+	g.Expect(k8s.List(ctx, &pods, client.InNamespace(credoNamespace), client.MatchingLabels{"app.kubernetes.io/name": name})).To(Succeed())
+	g.Expect(pods.Items).NotTo(BeEmpty(), "pods of %s", name)
+	killed := map[string]bool{}
+	for i := range pods.Items {
+		killed[string(pods.Items[i].UID)] = true
+		g.Expect(k8s.Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(0))).To(Succeed())
+	}
+	return killed
+}
+
+// waitReplaced waits until the controller's Deployment is available again
+// with pods none of which is one of killed.
+func waitReplaced(t *testing.T, name string, killed map[string]bool) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	start := time.Now()
+	g.Eventually(func(g Gomega) {
+		var d appsv1.Deployment
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: name}, &d)).To(Succeed())
+		g.Expect(rolledOut(&d)).To(BeTrue(), "%s: %+v", name, d.Status)
+		var pods corev1.PodList
+		g.Expect(k8s.List(ctx, &pods, client.InNamespace(credoNamespace), client.MatchingLabels{"app.kubernetes.io/name": name})).To(Succeed())
+		g.Expect(pods.Items).NotTo(BeEmpty())
+		for _, p := range pods.Items {
+			g.Expect(killed[string(p.UID)]).To(BeFalse(), "pod %s was killed", p.Name)
+			g.Expect(p.DeletionTimestamp).To(BeNil())
+		}
+	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	t.Logf("%s replaced and available %s after the kill", name, time.Since(start).Round(time.Second))
+}
+
+// rolledOut is what `kubectl rollout status` waits for: the Deployment's
+// latest spec observed, every replica updated and available, none old.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
+}
