@@ -1,3 +1,5 @@
+//go:build node
+
 /*
 Copyright 2026 The credo Authors.
 
@@ -20,18 +22,16 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/credo-dev/credo/tests/controlplane"
 )
 
 // inClusterImage is the image of tests/node/incluster.
@@ -44,27 +44,21 @@ const inClusterImage = "docker.io/credo/incluster:1"
 // ConfigMap, authenticated by its ServiceAccount's projected token, and
 // authorized by RBAC: its pods list allowed, its namespaces list Forbidden.
 func TestInClusterClient(t *testing.T) {
-	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, rt := startNode(t, ctx, controlplane.Options{InCluster: true})
+	logsOnFailure(t)
+	env := cluster.Env
 	c := env.Client
-	kcm, err := StartNodeControllers(env)
-	g.Expect(err).NotTo(HaveOccurred())
-	_, err = StartProxy(env, filepath.Join(env.Dir, "kube-proxy"))
-	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("kube-controller-manager-node log:\n%s", kcm.Tail(40))
+			t.Logf("kube-controller-manager-node log:\n%s", cluster.Controllers.Tail(40))
+			t.Logf("kube-proxy log:\n%s", cluster.Proxy.Tail(40))
 		}
 	})
 
-	dir := t.TempDir()
-	img, err := BuildImage(ctx, dir, "./tests/node/incluster", "incluster")
+	img, err := BuildImage(ctx, t.TempDir(), "./tests/node/incluster", "incluster")
 	g.Expect(err).NotTo(HaveOccurred())
-	tarPath := filepath.Join(dir, "incluster.tar")
-	g.Expect(WriteLayoutTar(filepath.Join(dir, "layout"), tarPath, inClusterImage, img, nil)).To(Succeed())
-	g.Expect(rt.Import(ctx, tarPath)).To(Succeed())
+	g.Expect(cluster.ImportImage(ctx, inClusterImage, img)).To(Succeed())
 
 	// The root CA publisher writes the serving CA into every namespace;
 	// kubelet projects it as ca.crt beside the token.
@@ -94,6 +88,11 @@ func TestInClusterClient(t *testing.T) {
 	}
 	for _, o := range []client.Object{sa, role, binding} {
 		g.Expect(c.Create(ctx, o)).To(Succeed())
+		t.Cleanup(func() {
+			if err := c.Delete(context.Background(), o); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting %T %s: %v", o, o.GetName(), err)
+			}
+		})
 	}
 
 	pod := &corev1.Pod{
@@ -130,6 +129,8 @@ func TestInClusterClient(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "%s", raw)
 	t.Logf("pod %s, its log:\n%s", pod.Status.Phase, raw)
 	g.Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded))
+	// The one pod in default is its own: the other tests delete theirs
+	// before they end.
 	g.Expect(string(raw)).To(And(
 		ContainSubstring("host: https://10.0.0.1:443"),
 		ContainSubstring("version: v1.37.2"),

@@ -1,3 +1,5 @@
+//go:build node
+
 /*
 Copyright 2026 The credo Authors.
 
@@ -20,10 +22,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,21 +34,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/credo-dev/credo/tests/controlplane"
 )
 
-// TestNode registers a kubelet with the test control plane, waits for the
-// node to be Ready, and runs a pod of the image built here, reached from
+// TestNode runs a pod of the image built here on the node (its kubelet
+// registered with the test control plane and Ready) and reaches it from
 // the host on its pod IP.
 func TestNode(t *testing.T) {
-	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, _ := startNode(t, ctx, controlplane.Options{})
-	c := env.Client
+	logsOnFailure(t)
+	c := cluster.Env.Client
 
-	pod := pausePod("web", "-http", ":8080")
+	var node corev1.Node
+	g.Expect(c.Get(ctx, client.ObjectKey{Name: NodeName}, &node)).To(Succeed())
+	g.Expect(node.Status.Conditions).To(ContainElement(And(
+		HaveField("Type", corev1.NodeReady), HaveField("Status", corev1.ConditionTrue))), "%+v", node.Status.Conditions)
+
+	pod := pausePod("node-web", "-http", ":8080")
 	g.Expect(c.Create(ctx, pod)).To(Succeed())
 	t.Cleanup(func() { deletePod(t, c, pod) })
 
@@ -66,7 +68,7 @@ func TestNode(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	g.Expect(string(body)).To(Equal("web\n"))
+	g.Expect(string(body)).To(Equal(pod.Name + "\n"))
 }
 
 // warnings returns up to n distinct klog warning and error lines of a log.
@@ -91,65 +93,9 @@ func warnings(path string, n int) string {
 	return strings.Join(out, "\n")
 }
 
-// startNode starts the runtime, a control plane, kubelet and
-// kube-scheduler, waits until the node is Ready, and stops everything when
-// the test ends. opts.APIServerFlags are added to APIServerFlags().
-func startNode(t *testing.T, ctx context.Context, opts controlplane.Options) (*controlplane.Environment, *Containerd) {
-	t.Helper()
-	g := NewWithT(t)
-	rt, dir := startRuntime(t, ctx)
-
-	flags := APIServerFlags()
-	maps.Copy(flags, opts.APIServerFlags)
-	opts.APIServerFlags = flags
-	env, err := controlplane.Start(ctx, opts)
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
-	})
-	c := env.Client
-
-	kubelet, err := StartKubelet(ctx, env, rt, filepath.Join(dir, "kubelet"))
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kubelet log:\n%s", kubelet.Process().Tail(60))
-		} else if testing.Verbose() {
-			t.Logf("kubelet warnings and errors:\n%s", warnings(kubelet.Process().LogPath(), 60))
-		}
-	})
-	sched, err := StartScheduler(env)
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kube-scheduler log:\n%s", sched.Tail(30))
-		}
-	})
-
-	start := time.Now()
-	g.Eventually(func(g Gomega) {
-		g.Expect(kubelet.Process().FailIfExited()).To(Succeed())
-		var node corev1.Node
-		g.Expect(c.Get(ctx, client.ObjectKey{Name: NodeName}, &node)).To(Succeed())
-		g.Expect(node.Status.Conditions).To(ContainElement(And(
-			HaveField("Type", corev1.NodeReady), HaveField("Status", corev1.ConditionTrue))), "%+v", node.Status.Conditions)
-	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
-	t.Logf("node %s Ready %s after kubelet started", NodeName, time.Since(start).Round(time.Second))
-
-	// The test control plane's kube-controller-manager runs no
-	// serviceaccount controller.
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
-	if err := c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
-		g.Expect(err).NotTo(HaveOccurred())
-	}
-	return env, rt
-}
-
-// pausePod is a pod of the pause image with args, tolerating the
-// not-ready taint kubelet registers with (the test control plane runs no
-// node lifecycle controller to remove it) and mounting no token.
+// pausePod is a pod of the pause image with args (with -http it answers
+// with its host name, the pod's name), tolerating every taint (kubelet's
+// not-ready one among them) and mounting no token.
 func pausePod(name string, args ...string) *corev1.Pod {
 	no := false
 	return &corev1.Pod{
@@ -172,7 +118,8 @@ func pausePod(name string, args ...string) *corev1.Pod {
 }
 
 // deletePod deletes pod and waits until kubelet has removed it, so its
-// sandbox and network are torn down before the node stops.
+// sandbox and network are torn down before the next test or the node
+// stops.
 func deletePod(t *testing.T, c client.Client, pod *corev1.Pod) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

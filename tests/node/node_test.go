@@ -1,3 +1,5 @@
+//go:build node
+
 /*
 Copyright 2026 The credo Authors.
 
@@ -18,73 +20,79 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 )
 
-// needNode skips unless CREDO_NODE=1 and the test runs as root: a node
-// changes the machine (a bridge, iptables rules, cgroups) until it stops.
-func needNode(t *testing.T) {
-	t.Helper()
-	if os.Getenv("CREDO_NODE") == "" {
-		t.Skip("set CREDO_NODE=1 to run a real node (root, containerd, runc and the CNI plugins installed)")
+// cluster is the one node every test runs on, started by TestMain: tests
+// run one at a time (none is parallel), each with names of its own, and
+// delete their pods before they end.
+var cluster *Cluster
+
+// TestMain starts the node the tests share and stops it after them,
+// restoring the host. The suite is built only with -tags node (make
+// test-node), which asks for a real node: without root it fails rather
+// than skips.
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "tests/node: "+format+"\n", args...)
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("a real node needs root")
+		logf("a real node needs root (and containerd, runc and the CNI plugins: hack/node/install.sh); run make test-node as root")
+		return 1
 	}
+	keep := os.Getenv("CREDO_NODE_KEEP") != ""
+	var err error
+	cluster, err = StartCluster(context.Background(), ClusterOptions{Keep: keep, Logf: logf})
+	if err != nil {
+		logf("starting the node: %v", err)
+		return 1
+	}
+	code := m.Run()
+	if testing.Verbose() {
+		logf("kubelet warnings and errors:\n%s", warnings(cluster.Kubelet.Process().LogPath(), 60))
+	}
+	// Stop logs the paths the node created outside its directory.
+	if err := cluster.Stop(); err != nil {
+		logf("stopping the node and restoring the host: %v", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	if keep {
+		logf("the node's directory is kept: %s", cluster.Dir)
+	}
+	return code
 }
 
-// startRuntime starts containerd with the pause image imported, and
-// restores the host when the test ends.
-func startRuntime(t *testing.T, ctx context.Context) (*Containerd, string) {
+// logsOnFailure logs the tails of the node's logs when t fails.
+func logsOnFailure(t *testing.T) {
 	t.Helper()
-	g := NewWithT(t)
-	host, err := SnapshotHost()
-	g.Expect(err).NotTo(HaveOccurred())
-	dir, err := os.MkdirTemp("", "credo-node-")
-	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
-		for _, p := range hostPaths {
-			if _, err := os.Stat(p); err == nil && !host.paths[p] {
-				t.Logf("created outside the node's directory: %s", p)
-			}
+		if !t.Failed() {
+			return
 		}
-		if err := host.Restore(); err != nil {
-			t.Errorf("restoring the host: %v", err)
-		}
-		// kubelet bind-mounts its root directory onto itself.
-		unmountUnder(dir)
-		if !t.Failed() || os.Getenv("CREDO_NODE_KEEP") == "" {
-			if err := os.RemoveAll(dir); err != nil {
-				t.Errorf("removing the node's directory: %v", err)
-			}
-		}
+		t.Logf("containerd log:\n%s", cluster.Runtime.proc.Tail(40))
+		t.Logf("kubelet log:\n%s", cluster.Kubelet.Process().Tail(60))
+		t.Logf("kube-scheduler log:\n%s", cluster.Scheduler.Tail(30))
 	})
-	c, err := StartContainerd(ctx, filepath.Join(dir, "containerd"))
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("containerd log:\n%s", c.proc.Tail(40))
-		}
-		_ = c.Stop()
-	})
-	pause, err := BuildPause(ctx, dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	tarPath := filepath.Join(dir, "pause.tar")
-	g.Expect(WriteLayoutTar(filepath.Join(dir, "pause-layout"), tarPath, PauseImage, pause, nil)).To(Succeed())
-	g.Expect(c.Import(ctx, tarPath)).To(Succeed())
-	return c, dir
 }
 
+// TestContainerd checks the node's runtime: ctr answers, the CRI plugin
+// is loaded, the pause image is imported.
 func TestContainerd(t *testing.T) {
-	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	c, _ := startRuntime(t, ctx)
+	logsOnFailure(t)
+	c := cluster.Runtime
 	out, err := c.Ctr(ctx, "version")
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("%s", out)

@@ -1,3 +1,5 @@
+//go:build node
+
 /*
 Copyright 2026 The credo Authors.
 
@@ -18,46 +20,40 @@ package node
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/credo-dev/credo/tests/controlplane"
 )
-
-// ReleaseImage is the name the release image is imported under.
-const releaseImage = "ghcr.io/credo-dev/credo:v0.0.0-node"
 
 // TestReleaseImage runs a pod of the release image (the image index of
 // the OCI layout CREDO_NODE_RELEASE names, from `go run ./hack/release
-// build --out <dir>`: <dir>/oci) and reads its log through the API
-// server, which fetches it from kubelet.
+// build --out <dir>`: <dir>/oci; make test-node builds one and sets it)
+// and reads its log through the API server, which fetches it from
+// kubelet.
 func TestReleaseImage(t *testing.T) {
-	needNode(t)
 	oci := os.Getenv("CREDO_NODE_RELEASE")
 	if oci == "" {
-		t.Skip("set CREDO_NODE_RELEASE to the release's OCI layout (go run ./hack/release build --out DIR: DIR/oci)")
+		t.Fatal("CREDO_NODE_RELEASE is not set: run make test-node, which builds a release (make e2e-release) and sets it, " +
+			"or set it to a release's OCI layout (go run ./hack/release build --out DIR: DIR/oci)")
 	}
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, rt := startNode(t, ctx, controlplane.Options{})
+	logsOnFailure(t)
+	c := cluster.Env.Client
 
-	idx := releaseIndex(t, oci)
-	tarPath := filepath.Join(t.TempDir(), "credo.tar")
-	g.Expect(WriteLayoutTar(filepath.Join(t.TempDir(), "layout"), tarPath, releaseImage, nil, idx)).To(Succeed())
 	start := time.Now()
-	g.Expect(rt.Import(ctx, tarPath)).To(Succeed())
-	t.Logf("release image imported in %s", time.Since(start).Round(time.Millisecond))
+	image, err := cluster.ImportRelease(ctx, oci)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Logf("release image %s imported in %s", image, time.Since(start).Round(time.Millisecond))
+	// The release's version is the image's tag.
+	version := image[strings.LastIndex(image, ":")+1:]
+	g.Expect(version).NotTo(Or(BeEmpty(), ContainSubstring("/")), "no tag in %s", image)
 
 	no := false
 	pod := &corev1.Pod{
@@ -68,48 +64,23 @@ func TestReleaseImage(t *testing.T) {
 			Tolerations:                  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name:            "trust-controller",
-				Image:           releaseImage,
+				Image:           image,
 				ImagePullPolicy: corev1.PullNever,
 				Command:         []string{"/trust-controller", "--version"},
 			}},
 		},
 	}
-	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
-	t.Cleanup(func() { deletePod(t, env.Client, pod) })
+	g.Expect(c.Create(ctx, pod)).To(Succeed())
+	t.Cleanup(func() { deletePod(t, c, pod) })
 	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded), "%+v", pod.Status)
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 
-	cs, err := kubernetes.NewForConfig(env.Config)
+	cs, err := kubernetes.NewForConfig(cluster.Env.Config)
 	g.Expect(err).NotTo(HaveOccurred())
 	raw, err := cs.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 	g.Expect(err).NotTo(HaveOccurred(), "%s", raw)
 	t.Logf("trust-controller --version in a pod of the release image:\n%s", raw)
-	g.Expect(strings.TrimSpace(string(raw))).To(ContainSubstring("v0.0.0-node"))
-}
-
-// releaseIndex is the one image index in the release's OCI layout (which
-// also holds the SBOM, signatures and other artifacts).
-func releaseIndex(t *testing.T, dir string) v1.ImageIndex {
-	t.Helper()
-	g := NewWithT(t)
-	p, err := layout.FromPath(dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	top, err := p.ImageIndex()
-	g.Expect(err).NotTo(HaveOccurred())
-	m, err := top.IndexManifest()
-	g.Expect(err).NotTo(HaveOccurred())
-	var found []v1.ImageIndex
-	for _, d := range m.Manifests {
-		t.Logf("layout entry %s %s %v", d.MediaType, d.Digest, d.Annotations)
-		if d.MediaType != types.OCIImageIndex {
-			continue
-		}
-		idx, err := top.ImageIndex(d.Digest)
-		g.Expect(err).NotTo(HaveOccurred())
-		found = append(found, idx)
-	}
-	g.Expect(found).To(HaveLen(1), "image indexes in %s", dir)
-	return found[0]
+	g.Expect(strings.TrimSpace(string(raw))).To(ContainSubstring(version))
 }

@@ -1,3 +1,5 @@
+//go:build node
+
 /*
 Copyright 2026 The credo Authors.
 
@@ -22,40 +24,33 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/credo-dev/credo/tests/controlplane"
 )
 
 // TestService reaches a pod through a ClusterIP Service from the host:
 // kube-proxy's iptables rules over EndpointSlices the endpointslice
 // controller writes.
 func TestService(t *testing.T) {
-	needNode(t)
 	g := NewWithT(t)
 	ctx := t.Context()
-	env, _ := startNode(t, ctx, controlplane.Options{})
-	c := env.Client
+	logsOnFailure(t)
+	c := cluster.Env.Client
 
-	pod := pausePod("web", "-http", ":8080")
-	pod.Labels = map[string]string{"app": "web"}
-	kcm, err := StartNodeControllers(env)
-	g.Expect(err).NotTo(HaveOccurred())
-	proxy, err := StartProxy(env, filepath.Join(env.Dir, "kube-proxy"))
-	g.Expect(err).NotTo(HaveOccurred())
+	pod := pausePod("svc-web", "-http", ":8080")
+	pod.Labels = map[string]string{"app": "svc-web"}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("kube-controller-manager-node log:\n%s", kcm.Tail(30))
-			t.Logf("kube-proxy log:\n%s", proxy.Tail(40))
+			t.Logf("kube-controller-manager-node log:\n%s", cluster.Controllers.Tail(30))
+			t.Logf("kube-proxy log:\n%s", cluster.Proxy.Tail(40))
 			nat, _ := exec.Command("iptables", "-w", "-t", "nat", "-S").CombinedOutput()
 			t.Logf("iptables -t nat -S:\n%s", nat)
 			var p corev1.Pod
@@ -67,20 +62,25 @@ func TestService(t *testing.T) {
 				t.Logf("EndpointSlice %s: %+v %+v", s.Name, s.Endpoints, s.Ports)
 			}
 		} else if testing.Verbose() {
-			t.Logf("kube-proxy warnings and errors:\n%s", warnings(proxy.LogPath(), 30))
+			t.Logf("kube-proxy warnings and errors:\n%s", warnings(cluster.Proxy.LogPath(), 30))
 		}
 	})
 
 	g.Expect(c.Create(ctx, pod)).To(Succeed())
 	t.Cleanup(func() { deletePod(t, c, pod) })
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: "svc-web", Namespace: "default"},
 		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app": "web"},
+			Selector: pod.Labels,
 			Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
 		},
 	}
 	g.Expect(c.Create(ctx, svc)).To(Succeed())
+	t.Cleanup(func() {
+		if err := c.Delete(context.Background(), svc); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting Service %s: %v", svc.Name, err)
+		}
+	})
 
 	start := time.Now()
 	g.Eventually(func(g Gomega) {
@@ -92,7 +92,7 @@ func TestService(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		g.Expect(string(body)).To(Equal("web\n"), "GET http://%s/: %s %v", svc.Spec.ClusterIP, resp.Status, resp.Header)
+		g.Expect(string(body)).To(Equal(pod.Name+"\n"), "GET http://%s/: %s %v", svc.Spec.ClusterIP, resp.Status, resp.Header)
 	}).WithTimeout(40 * time.Second).WithPolling(time.Second).Should(Succeed())
 	t.Logf("Service %s answered from the pod %s after the pod was created", svc.Spec.ClusterIP, time.Since(start).Round(time.Second))
 

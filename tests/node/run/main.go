@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Command credo-node runs a one-node cluster on this machine (tests/node:
 // the control plane, containerd, kubelet, kube-scheduler, kube-proxy),
 // imports a release's image, and runs a command against the cluster: the
