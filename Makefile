@@ -70,7 +70,8 @@ test-monitoring: control-plane ## Run kube-state-metrics (built once from the mo
 	CREDO_KSM="$$(hack/build-kube-state-metrics.sh)" go test $(GO_TEST_FLAGS) -tags monitoring -timeout 10m ./tests/monitoring/...
 
 .PHONY: node
-node: control-plane ## Build kubelet, kube-scheduler and kube-proxy from source (cached), and bin/credo-node (tests/node/run).
+node: control-plane ## Install containerd, runc and the CNI plugins (Debian), build kubelet, kube-scheduler and kube-proxy (cached) and bin/credo-node.
+	@hack/node/install.sh
 	@hack/build-control-plane.sh node >/dev/null
 	@go build -o $(BIN)/credo-node ./tests/node/run
 
@@ -92,11 +93,17 @@ test-e2e-node: node e2e-release ## hack/ci/e2e.sh on a real node (root): credo i
 	$(BIN)/credo-node --release $(E2E_RELEASE)/oci -- hack/ci/e2e.sh
 
 # A built binary, exec'd rather than `go run` (which exits 1 on SIGINT whatever its child
-# did): Ctrl-C reaches tests/dev itself, which stops everything and exits 0.
+# did): Ctrl-C reaches tests/dev (or bin/credo-node) itself, which stops everything and exits 0.
+# NODE=1 runs credo as a cluster does instead: the release image in pods on the real node of
+# tests/node (root; slower to start), installed from config/ by hack/ci/install.sh.
 .PHONY: dev
-dev: control-plane flux manifests build ## Run the whole system locally: control plane, CRDs, controllers, samples.
+dev: control-plane manifests build $(if $(NODE),node e2e-release,flux) ## Run the whole system locally: control plane, CRDs, controllers, samples (NODE=1: in pods on a real node).
+ifeq ($(NODE),)
 	@go build -o $(BIN)/credo-dev ./tests/dev
 	@exec $(BIN)/credo-dev
+else
+	@exec $(BIN)/credo-node --release $(E2E_RELEASE)/oci --kubeconfig $(BIN)/node.kubeconfig --wait -- hack/node/dev.sh
+endif
 
 .PHONY: control-plane
 control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (cached); link kubectl into bin/.
@@ -142,6 +149,7 @@ vet: ## go vet.
 	go vet -tags e2e ./tests/e2e/...
 	go vet -tags monitoring ./tests/monitoring/...
 	go vet -tags engines ./tests/engines/...
+	go vet -tags node ./tests/node/...
 	cd api && go vet ./...
 
 .PHONY: bench

@@ -39,4 +39,4 @@ kubectl apply --server-side -k config/samples
 
 echo "--- running the e2e suite against the cluster"
 E2E_KUBECONFIG=${KUBECONFIG:-$HOME/.kube/config} \
-  go test -tags e2e -count=1 -timeout 20m ./tests/e2e/...
+  go test -tags e2e -count=1 -timeout 20m -v ./tests/e2e/... 2>&1 | grep -v "^=== \(RUN\|PAUSE\|CONT\)"

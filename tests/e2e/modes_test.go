@@ -16,7 +16,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package e2e
 
 import (
@@ -49,13 +48,25 @@ import (
 // local processes, the Flux controllers (helm-controller deploys the test
 // charts), metrics of local processes, the docs' commands.
 var localOnlyTests = []string{
-	"TestDocs", "TestHeadlessPipelineGuide", "TestFluxEventsShowReleaseWarnings",
-	"TestNotificationControllerDeliversReleaseWarnings", "TestMintReachesTheRunningRelease",
-	"TestMintIsReportedAppliedOnceTheReleaseCarriesIt", "TestSuspendedReleaseIsReportedAndNotUpgraded",
-	"TestAgentsEnroll", "TestExpiredAgent", "TestAgentRefusals", "TestEnrollmentCAIsPublished",
-	"TestDeniedAgent", "TestClonedAgents", "TestLostRenewalAnswer", "TestEveryControllerServes",
-	"TestAFluxEditTenantCannotSetThePlatformRootPassword", "TestShadowedPlatformValuesAreRestoredAndReported",
-	"TestValuesShadowedInGitAreNeverReportedApplied", "TestAForgedReleaseStatusNeverMakesAPlatformAccountApplied",
+	"TestDocs",
+	"TestHeadlessPipelineGuide",
+	"TestFluxEventsShowReleaseWarnings",
+	"TestNotificationControllerDeliversReleaseWarnings",
+	"TestMintReachesTheRunningRelease",
+	"TestMintIsReportedAppliedOnceTheReleaseCarriesIt",
+	"TestSuspendedReleaseIsReportedAndNotUpgraded",
+	"TestAgentsEnrollRenewAndSurviveARestartAndACARotation",
+	"TestExpiredAgentRenewsWithinTheGraceAndReenrollsBeyondIt",
+	"TestAgentRefusalsAreClear",
+	"TestEnrollmentCAIsPublishedAsATrustAnchor",
+	"TestDeniedAgentStopsAndRenewsAgainOnceLifted",
+	"TestClonedAgentsAreDetectedAndHandledAsThePolicySays",
+	"TestLostRenewalAnswerIsAnsweredWithTheSameCertificate",
+	"TestEveryControllerServesReconcileDurationsAndCredoCounters",
+	"TestAFluxEditTenantCannotSetThePlatformRootPassword",
+	"TestShadowedPlatformValuesAreRestoredAndReported",
+	"TestValuesShadowedInGitAreNeverReportedApplied",
+	"TestAForgedReleaseStatusNeverMakesAPlatformAccountApplied",
 	"TestEveryWriteCarriesItsBinarysOneName",
 }
 

@@ -21,12 +21,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,8 +40,8 @@ import (
 const credoNamespace = "credo-system"
 
 // A controller pod killed outright (no grace) is replaced by its
-// Deployment, and the replacement does the work: the trust-controller
-// projects again a tenant-ca deleted while it was down, the
+// Deployment, and the replacement, once it leads, does the work: the
+// trust-controller projects again a tenant-ca deleted after the kill, the
 // credential-controller serves mints again.
 func TestAKilledControllerPodIsReplacedAndWorkResumes(t *testing.T) {
 	needCluster(t)
@@ -50,8 +52,8 @@ func TestAKilledControllerPodIsReplacedAndWorkResumes(t *testing.T) {
 		var before corev1.Secret
 		g.Eventually(func() error { return k8s.Get(ctx, key, &before) }, 2*time.Minute, time.Second).Should(Succeed())
 		killed := killPods(t, "trust-controller")
+		waitReplaced(t, "trust-controller", "credo-trust-controller-leader-election", killed)
 		g.Expect(k8s.Delete(ctx, &before)).To(Succeed())
-		waitReplaced(t, "trust-controller", killed)
 		var after corev1.Secret
 		g.Eventually(func() error { return k8s.Get(ctx, key, &after) }, 2*time.Minute, time.Second).Should(Succeed(),
 			"the replacement projects the deleted tenant-ca again")
@@ -61,7 +63,7 @@ func TestAKilledControllerPodIsReplacedAndWorkResumes(t *testing.T) {
 	t.Run("credential-controller", func(t *testing.T) {
 		g := NewWithT(t)
 		killed := killPods(t, "credential-controller")
-		waitReplaced(t, "credential-controller", killed)
+		waitReplaced(t, "credential-controller", "credo-credential-controller-leader-election", killed)
 		var m *accessv1.Mint
 		g.Eventually(func() error { var err error; m, err = mint(ctx, "tenant-demo", "ch-logs-app"); return err }, 2*time.Minute, time.Second).
 			Should(Succeed(), "the replacement serves mints")
@@ -169,9 +171,11 @@ func killPods(t *testing.T, name string) map[string]bool {
 	return killed
 }
 
-// waitReplaced waits until the controller's Deployment is available again
-// with pods none of which is one of killed.
-func waitReplaced(t *testing.T, name string, killed map[string]bool) {
+// waitReplaced waits until the controller's Deployment has as many pods
+// as it wants, every one Ready and none of them one of killed, and, for a
+// leader-elected controller (lease not ""), until one of them holds its
+// Lease: the work after that is the replacement's.
+func waitReplaced(t *testing.T, name, lease string, killed map[string]bool) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -179,16 +183,27 @@ func waitReplaced(t *testing.T, name string, killed map[string]bool) {
 	g.Eventually(func(g Gomega) {
 		var d appsv1.Deployment
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: name}, &d)).To(Succeed())
-		g.Expect(rolledOut(&d)).To(BeTrue(), "%s: %+v", name, d.Status)
 		var pods corev1.PodList
 		g.Expect(k8s.List(ctx, &pods, client.InNamespace(credoNamespace), client.MatchingLabels{"app.kubernetes.io/name": name})).To(Succeed())
-		g.Expect(pods.Items).NotTo(BeEmpty())
+		g.Expect(pods.Items).To(HaveLen(int(*d.Spec.Replicas)))
+		names := map[string]bool{}
 		for _, p := range pods.Items {
 			g.Expect(killed[string(p.UID)]).To(BeFalse(), "pod %s was killed", p.Name)
 			g.Expect(p.DeletionTimestamp).To(BeNil())
+			g.Expect(p.Status.Conditions).To(ContainElement(And(
+				HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))), "pod %s", p.Name)
+			names[p.Name] = true
+		}
+		if lease != "" {
+			var l coordinationv1.Lease
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: lease}, &l)).To(Succeed())
+			g.Expect(l.Spec.HolderIdentity).NotTo(BeNil())
+			// controller-runtime's identity: <host name, the pod's>_<uuid>.
+			holder, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+			g.Expect(names).To(HaveKey(holder), "the Lease %s is held by a replacement", lease)
 		}
 	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
-	t.Logf("%s replaced and available %s after the kill", name, time.Since(start).Round(time.Second))
+	t.Logf("%s replaced, Ready and leading %s after the kill", name, time.Since(start).Round(time.Second))
 }
 
 // rolledOut is what `kubectl rollout status` waits for: the Deployment's
