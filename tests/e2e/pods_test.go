@@ -90,6 +90,7 @@ func TestMintsDuringARollout(t *testing.T) {
 	var d appsv1.Deployment
 	key := client.ObjectKey{Namespace: credoNamespace, Name: "credential-controller"}
 	g.Expect(k8s.Get(ctx, key, &d)).To(Succeed())
+	before := podUIDs(t, "credential-controller")
 	patch := client.MergeFrom(d.DeepCopy())
 	if d.Spec.Template.Annotations == nil {
 		d.Spec.Template.Annotations = map[string]string{}
@@ -101,13 +102,9 @@ func TestMintsDuringARollout(t *testing.T) {
 	var ok, failed int
 	var last *accessv1.Mint
 	var errs []string
-	done := func() bool {
-		var cur appsv1.Deployment
-		if err := k8s.Get(ctx, key, &cur); err != nil {
-			return false
-		}
-		return rolledOut(&cur)
-	}
+	// Done when every pod is a new one and Ready, and no old one is left
+	// (the Deployment's status alone once said done before it began).
+	done := func() bool { return replaced(ctx, "credential-controller", before) == nil }
 	for deadline := time.Now().Add(5 * time.Minute); ; {
 		g.Expect(time.Now().Before(deadline)).To(BeTrue(), "the rollout finished within 5 minutes")
 		m, err := mint(ctx, ns, account)
@@ -171,8 +168,8 @@ func killPods(t *testing.T, name string) map[string]bool {
 	return killed
 }
 
-// waitReplaced waits until the controller's Deployment has as many pods
-// as it wants, every one Ready and none of them one of killed, and, for a
+// waitReplaced waits until the controller's pods are all new (none of
+// killed) and Ready, as many as its Deployment wants, and, for a
 // leader-elected controller (lease not ""), until one of them holds its
 // Lease: the work after that is the replacement's.
 func waitReplaced(t *testing.T, name, lease string, killed map[string]bool) {
@@ -181,38 +178,62 @@ func waitReplaced(t *testing.T, name, lease string, killed map[string]bool) {
 	ctx := context.Background()
 	start := time.Now()
 	g.Eventually(func(g Gomega) {
-		var d appsv1.Deployment
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: name}, &d)).To(Succeed())
-		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(credoNamespace), client.MatchingLabels{"app.kubernetes.io/name": name})).To(Succeed())
-		g.Expect(pods.Items).To(HaveLen(int(*d.Spec.Replicas)))
-		names := map[string]bool{}
-		for _, p := range pods.Items {
-			g.Expect(killed[string(p.UID)]).To(BeFalse(), "pod %s was killed", p.Name)
-			g.Expect(p.DeletionTimestamp).To(BeNil())
-			g.Expect(p.Status.Conditions).To(ContainElement(And(
-				HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))), "pod %s", p.Name)
-			names[p.Name] = true
+		g.Expect(replaced(ctx, name, killed)).To(Succeed())
+		if lease == "" {
+			return
 		}
-		if lease != "" {
-			var l coordinationv1.Lease
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: lease}, &l)).To(Succeed())
-			g.Expect(l.Spec.HolderIdentity).NotTo(BeNil())
-			// controller-runtime's identity: <host name, the pod's>_<uuid>.
-			holder, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
-			g.Expect(names).To(HaveKey(holder), "the Lease %s is held by a replacement", lease)
-		}
+		var l coordinationv1.Lease
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: lease}, &l)).To(Succeed())
+		g.Expect(l.Spec.HolderIdentity).NotTo(BeNil())
+		// controller-runtime's identity: <host name, the pod's>_<uuid>.
+		holder, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+		var p corev1.Pod
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: holder}, &p)).To(Succeed(), "the Lease %s is held by a pod that exists", lease)
+		g.Expect(killed[string(p.UID)]).To(BeFalse(), "the Lease %s is held by a replacement", lease)
 	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	t.Logf("%s replaced, Ready and leading %s after the kill", name, time.Since(start).Round(time.Second))
 }
 
-// rolledOut is what `kubectl rollout status` waits for: the Deployment's
-// latest spec observed, every replica updated and available, none old.
-func rolledOut(d *appsv1.Deployment) bool {
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
+// replaced is nil once the controller's Deployment has as many pods as it
+// wants, every one Ready, none terminating and none of old.
+func replaced(ctx context.Context, name string, old map[string]bool) error {
+	var d appsv1.Deployment
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: name}, &d); err != nil {
+		return err
 	}
-	s := d.Status
-	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(credoNamespace), client.MatchingLabels{"app.kubernetes.io/name": name}); err != nil {
+		return err
+	}
+	if len(pods.Items) != int(*d.Spec.Replicas) {
+		return fmt.Errorf("%d pods of %s, want %d", len(pods.Items), name, *d.Spec.Replicas)
+	}
+	for _, p := range pods.Items {
+		ready := false
+		for _, c := range p.Status.Conditions {
+			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
+		}
+		switch {
+		case old[string(p.UID)]:
+			return fmt.Errorf("pod %s is an old one", p.Name)
+		case p.DeletionTimestamp != nil:
+			return fmt.Errorf("pod %s is terminating", p.Name)
+		case !ready:
+			return fmt.Errorf("pod %s is not Ready", p.Name)
+		}
+	}
+	return nil
+}
+
+// podUIDs are the UIDs of the controller's pods.
+func podUIDs(t *testing.T, name string) map[string]bool {
+	t.Helper()
+	var pods corev1.PodList
+	NewWithT(t).Expect(k8s.List(context.Background(), &pods, client.InNamespace(credoNamespace),
+		client.MatchingLabels{"app.kubernetes.io/name": name})).To(Succeed())
+	uids := map[string]bool{}
+	for _, p := range pods.Items {
+		uids[string(p.UID)] = true
+	}
+	return uids
 }
