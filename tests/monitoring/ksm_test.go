@@ -311,14 +311,6 @@ func find(families map[string]*dto.MetricFamily, name string, want map[string]st
 	return nil, false
 }
 
-func labelsOf(m *dto.Metric) map[string]string {
-	out := map[string]string{}
-	for _, lp := range m.GetLabel() {
-		out[lp.GetName()] = lp.GetValue()
-	}
-	return out
-}
-
 // with returns base plus the key/value pairs kv.
 func with(base map[string]string, kv ...string) map[string]string {
 	out := map[string]string{}

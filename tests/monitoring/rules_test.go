@@ -15,10 +15,12 @@ limitations under the License.
 */
 
 // Package monitoring checks config/monitoring: the alert rules here (every
-// expression parses as PromQL and reads only metrics and labels that credo
-// or its kube-state-metrics configuration serve), and, with the monitoring
-// build tag (`make test-monitoring`), the kube-state-metrics configuration
-// run by kube-state-metrics itself against the local control plane.
+// expression parses as PromQL and reads only metrics and labels that credo,
+// its kube-state-metrics configuration, or the few Kubernetes metrics of
+// platformMetrics serve), and, with the monitoring build tag
+// (`make test-monitoring`), the kube-state-metrics configuration run by
+// kube-state-metrics itself against the local control plane, and the
+// platform metrics served by the real kube-apiserver and kube-state-metrics.
 package monitoring
 
 import (
@@ -105,12 +107,22 @@ func monitoringFile(t *testing.T, name string) []byte {
 }
 
 // servedMetrics returns every metric credo's binaries and its
-// kube-state-metrics configuration serve, with the labels of each.
+// kube-state-metrics configuration serve, and the platformMetrics, with the
+// labels of each.
 func servedMetrics(t *testing.T) map[string]map[string]bool {
 	t.Helper()
 	served := map[string]map[string]bool{}
+	for name, m := range platformMetrics {
+		served[name] = map[string]bool{}
+		for _, l := range m.labels {
+			served[name][l] = true
+		}
+	}
 	for _, c := range append(metrics.Collectors(), fluxmetrics.NewRecorder().Collectors()...) {
 		for name, labels := range describe(c) {
+			if _, dup := served[name]; dup {
+				t.Errorf("%s is served by credo and listed as a platform metric", name)
+			}
 			served[name] = labels
 		}
 	}
@@ -248,6 +260,8 @@ func TestAlertRulesParseAndReadOnlyServedMetricsAndLabels(t *testing.T) {
 	g.Expect(alerts).To(HaveKey("CredoTrustAnchorNotReady"))
 	g.Expect(alerts).To(HaveKey("CredoCredentialAccountNotReady"))
 	g.Expect(alerts).To(HaveKey("CredoEnrollmentRefusalsSpiking"))
+	g.Expect(alerts).To(HaveKey("CredoAccessAPIUnavailable"))
+	g.Expect(alerts).To(HaveKey("CredoNamespaceDeletionBlocked"))
 }
 
 func TestEveryRunbookURLPointsAtASectionOfTheMonitoringDoc(t *testing.T) {
