@@ -20,6 +20,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -67,6 +68,11 @@ type Options struct {
 	// InjectCA keeps the APIService's caBundle set to the CA of the shared
 	// serving certificate (off when cert-manager's cainjector does it).
 	InjectCA bool
+	// ShutdownDelay is how long the server keeps serving once it is told to
+	// stop, its readiness already failing, so that the Service's endpoints
+	// and kube-proxy stop sending it requests before it closes its listener;
+	// then it lets the requests in flight finish. Default 5s.
+	ShutdownDelay time.Duration
 }
 
 // NewOptions returns Options with their defaults.
@@ -79,8 +85,14 @@ func NewOptions() *Options {
 		ServiceNamespace: DefaultServiceNamespace,
 		ServingSecret:    DefaultServingSecret,
 		InjectCA:         true,
+		ShutdownDelay:    DefaultShutdownDelay,
 	}
 }
+
+// DefaultShutdownDelay is Options.ShutdownDelay's default: time for the
+// EndpointSlice controller and kube-proxy (about a second each on a quiet
+// cluster) to take a terminating replica out of the Service.
+const DefaultShutdownDelay = 5 * time.Second
 
 // DefaultServingSecret is the Secret of the shared serving certificate.
 const DefaultServingSecret = "credo-access-serving-cert"
@@ -107,6 +119,9 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"The Secret, in --access-api-service-namespace, holding the access API's self-signed serving certificate shared by all replicas; created when absent. Empty: use --access-api-cert-dir as given (e.g. mounted from cert-manager).")
 	fs.BoolVar(&o.InjectCA, "access-api-inject-ca", o.InjectCA,
 		"Keep the APIService's caBundle set to the CA of the shared serving certificate (disable when cert-manager's cainjector does it).")
+	fs.DurationVar(&o.ShutdownDelay, "access-api-shutdown-delay", o.ShutdownDelay,
+		"How long the access API keeps serving after SIGTERM, not ready, before it closes its listener and lets the requests in flight finish: "+
+			"time for the Service to stop routing to this replica. Keep the pod's terminationGracePeriodSeconds above it plus the longest mint.")
 }
 
 // Enabled reports whether the server is to run.

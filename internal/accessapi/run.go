@@ -44,6 +44,10 @@ import (
 // fails at start.
 func AddToManager(ctx context.Context, setup *manager.Setup, scheme *runtime.Scheme, opts *Options, keys account.Keys) error {
 	mgr := setup.Manager
+	ready := NewReadiness()
+	if err := mgr.AddReadyzCheck("access-api", ready.Check); err != nil {
+		return fmt.Errorf("adding the access API's readiness check: %w", err)
+	}
 	direct, err := NewClient(mgr.GetConfig(), scheme)
 	if err != nil {
 		return fmt.Errorf("creating the access API's client: %w", err)
@@ -67,6 +71,7 @@ func AddToManager(ctx context.Context, setup *manager.Setup, scheme *runtime.Sch
 		if err != nil {
 			return fmt.Errorf("setting up the access API server: %w", err)
 		}
+		ready.starting(srv.Address())
 		ctrl.LoggerFrom(ctx).Info("starting the access API server", "address", opts.BindAddress.String(), "port", opts.SecurePort)
 		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("the access API server stopped: %w", err)

@@ -41,6 +41,8 @@ import (
 type Server struct {
 	generic  *genericapiserver.GenericAPIServer
 	caBundle []byte
+	ip       net.IP
+	port     int
 }
 
 // New builds the server: it generates the serving certificate when needed
@@ -53,6 +55,7 @@ func New(opts *Options, ops *Operations) (*Server, error) {
 	if o.Listener != nil {
 		if tcp, ok := o.Listener.Addr().(*net.TCPAddr); ok {
 			o.SecurePort = tcp.Port
+			o.BindAddress = tcp.IP
 		}
 	}
 	certDir := o.CertDir
@@ -88,6 +91,9 @@ func New(opts *Options, ops *Operations) (*Server, error) {
 	if err := ro.ApplyTo(config); err != nil {
 		return nil, fmt.Errorf("configuring the access API server: %w", err)
 	}
+	// On stop: /readyz fails at once, the server serves ShutdownDelay more,
+	// then closes its listener and waits for the requests in flight.
+	config.ShutdownDelayDuration = o.ShutdownDelay
 	if err := restrictToProxied(&config.Config, ro.Authorization.AlwaysAllowPaths); err != nil {
 		return nil, fmt.Errorf("configuring the access API server: %w", err)
 	}
@@ -116,12 +122,15 @@ func New(opts *Options, ops *Operations) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{generic: generic, caBundle: ca}, nil
+	return &Server{generic: generic, caBundle: ca, ip: o.BindAddress, port: o.SecurePort}, nil
 }
 
 // CABundle returns the PEM of the CA that signed the serving certificate:
 // the APIService's caBundle.
 func (s *Server) CABundle() []byte { return s.caBundle }
+
+// Address is the address and port the server listens on.
+func (s *Server) Address() (net.IP, int) { return s.ip, s.port }
 
 // Run serves until ctx is done.
 func (s *Server) Run(ctx context.Context) error {

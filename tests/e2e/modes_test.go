@@ -75,6 +75,8 @@ var localOnlyTests = []string{
 var clusterOnlyTests = []string{
 	"TestAKilledControllerPodIsReplacedAndWorkResumes",
 	"TestMintsDuringARollout",
+	"TestMintsWhileACredentialControllerReplicaIsKilled",
+	"TestARotationLandsWhenTheTrustLeaderIsKilled",
 }
 
 // excludeOtherMode adds the tests the current mode cannot run to

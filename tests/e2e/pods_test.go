@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -69,65 +68,6 @@ func TestAKilledControllerPodIsReplacedAndWorkResumes(t *testing.T) {
 			Should(Succeed(), "the replacement serves mints")
 		g.Expect(storedVerifier(ctx, "tenant-demo", m.Status.SecretName)).To(Equal(sha256Hex(m.Status.Password)))
 	})
-}
-
-// Mints go on while the credential-controller's Deployment is rolled (as
-// `kubectl rollout restart` does). What the access API's availability
-// allows during a rollout is the high-availability issue's to tighten;
-// here every mint either fails with an error or returns a password the
-// account's Secret then verifies, the last one answered is the one
-// stored, and mints succeed once the rollout is done.
-func TestMintsDuringARollout(t *testing.T) {
-	needCluster(t)
-	g := NewWithT(t)
-	ctx := context.Background()
-	const ns, account = "tenant-demo", "ch-logs-app"
-	var acct credv1.CredentialAccount
-	g.Eventually(func() bool {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: account}, &acct) == nil && conditions.IsReady(&acct)
-	}, 2*time.Minute, time.Second).Should(BeTrue())
-
-	var d appsv1.Deployment
-	key := client.ObjectKey{Namespace: credoNamespace, Name: "credential-controller"}
-	g.Expect(k8s.Get(ctx, key, &d)).To(Succeed())
-	before := podUIDs(t, "credential-controller")
-	patch := client.MergeFrom(d.DeepCopy())
-	if d.Spec.Template.Annotations == nil {
-		d.Spec.Template.Annotations = map[string]string{}
-	}
-	d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339Nano)
-	g.Expect(k8s.Patch(ctx, &d, patch)).To(Succeed())
-	start := time.Now()
-
-	var ok, failed int
-	var last *accessv1.Mint
-	var errs []string
-	// Done when every pod is a new one and Ready, and no old one is left
-	// (the Deployment's status alone once said done before it began).
-	done := func() bool { return replaced(ctx, "credential-controller", before) == nil }
-	for deadline := time.Now().Add(5 * time.Minute); ; {
-		g.Expect(time.Now().Before(deadline)).To(BeTrue(), "the rollout finished within 5 minutes")
-		m, err := mint(ctx, ns, account)
-		if err != nil {
-			failed++
-			errs = append(errs, fmt.Sprintf("%s: %v", time.Since(start).Round(time.Millisecond), err))
-		} else {
-			ok++
-			last = m
-		}
-		if done() {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Logf("rollout done in %s: %d mints answered, %d failed", time.Since(start).Round(time.Second), ok, failed)
-	for _, e := range errs {
-		t.Logf("failed mint at %s", e)
-	}
-	g.Eventually(func() error { var err error; last, err = mint(ctx, ns, account); return err }, time.Minute, time.Second).
-		Should(Succeed(), "mints succeed after the rollout")
-	g.Expect(storedVerifier(ctx, ns, last.Status.SecretName)).To(Equal(sha256Hex(last.Status.Password)),
-		"the Secret holds the verifier of the last password answered")
 }
 
 // mint mints a password for account through kube-apiserver.

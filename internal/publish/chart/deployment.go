@@ -36,6 +36,8 @@ type controller struct {
 	Flags [][2]string
 	// Image and PullPolicy are the container's.
 	Image, PullPolicy string
+	// TopologySpread is the pods' topologySpreadConstraints.
+	TopologySpread *yaml.RNode
 }
 
 // credentialController is the Deployment that serves the access API: the
@@ -120,6 +122,14 @@ func templateDeployment(t *template, d *yaml.RNode) (*controller, error) {
 		if err := templateCertificateMount(t, pod, ctr); err != nil {
 			return nil, err
 		}
+	}
+	spread := pod.Field("topologySpreadConstraints")
+	if spread == nil {
+		return nil, fmt.Errorf("no spec.template.spec.topologySpreadConstraints: the chart's default is config/'s")
+	}
+	c.TopologySpread = spread.Value.Copy()
+	if err := t.SetLine(pod, "topologySpreadConstraints", withBlock(v+".topologySpreadConstraints")); err != nil {
+		return nil, err
 	}
 	for _, f := range []string{"nodeSelector", "affinity", "tolerations"} {
 		if pod.Field(f) != nil {

@@ -76,6 +76,9 @@ func (g *generator) values() (*yaml.RNode, error) {
 		put(m, "nodeSelector", "The pods' nodeSelector.", yaml.NewMapRNode(nil))
 		put(m, "tolerations", "The pods' tolerations.", yaml.NewListRNode())
 		put(m, "affinity", "The pods' affinity.", yaml.NewMapRNode(nil))
+		spread := c.TopologySpread.Copy()
+		clearComments(spread)
+		put(m, "topologySpreadConstraints", "The pods' topologySpreadConstraints: by default replicas on different nodes and zones where there are several, scheduled anyway where not.", spread)
 	}
 
 	admission := g.admission

@@ -33,6 +33,8 @@ func TestControllerValuesLandInTheirDeployments(t *testing.T) {
 			"extraArgs":    []any{"--shard={{ .Release.Name }}"},
 			"nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
 			"tolerations":  []any{map[string]any{"operator": "Exists"}},
+			"topologySpreadConstraints": []any{map[string]any{"maxSkew": int64(1), "topologyKey": "kubernetes.io/hostname",
+				"whenUnsatisfiable": "DoNotSchedule", "labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "trust-controller"}}}},
 		},
 	})
 	d := deployment(g, objs, "trust-controller")
@@ -42,11 +44,14 @@ func TestControllerValuesLandInTheirDeployments(t *testing.T) {
 	// Helm merges maps: the other defaults stay.
 	g.Expect(c["resources"]).To(HaveKeyWithValue("limits", map[string]any{"cpu": "1000m", "memory": "2Gi"}))
 	g.Expect(args(g, objs, "trust-controller")).To(Equal([]string{
-		"--health-addr=:9440", "--label-domain=example.com", "--log-encoding=json", "--log-level=debug",
-		"--metrics-addr=:8080", "--shard=credo",
+		"--health-addr=:9440", "--label-domain=example.com",
+		"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=2s",
+		"--log-encoding=json", "--log-level=debug", "--metrics-addr=:8080", "--shard=credo",
 	}))
 	sel, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "spec", "nodeSelector")
 	g.Expect(sel).To(Equal(map[string]string{"kubernetes.io/os": "linux"}))
+	spread, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "topologySpreadConstraints")
+	g.Expect(spread).To(ConsistOf(HaveKeyWithValue("whenUnsatisfiable", "DoNotSchedule")), "the values' spread replaces config/'s")
 	tol, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "tolerations")
 	g.Expect(tol).To(HaveLen(1))
 	// The others keep their defaults.

@@ -1,0 +1,198 @@
+//go:build e2e
+
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
+	"github.com/credo-dev/credo/tests/testpki"
+)
+
+// mintLoad mints for ns/account one request after another, each retried
+// until answered, as a client that retries a 503 does, and checks after
+// every answer that the account's Secret holds the verifier of the password
+// it was given: none lost, none overwritten by a request the client saw
+// fail. It stops when stop returns true.
+type mintLoad struct {
+	ns, account string
+	answered    int
+	retried     int // requests that failed and were sent again
+	errs        []string
+	latest      time.Duration // the longest a mint waited for its answer, retries included
+}
+
+func (l *mintLoad) run(t *testing.T, stop func() bool) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	start := time.Now()
+	for deadline := time.Now().Add(5 * time.Minute); !stop(); {
+		g.Expect(time.Now().Before(deadline)).To(BeTrue(), "the disruption ended within 5 minutes")
+		began := time.Now()
+		var m *accessv1.Mint
+		for tries := 0; ; tries++ {
+			g.Expect(tries).To(BeNumerically("<", 100), "a mint answered within 100 tries: %v", l.errs)
+			var err error
+			if m, err = mint(ctx, l.ns, l.account); err == nil {
+				break
+			}
+			l.retried++
+			l.errs = append(l.errs, fmt.Sprintf("%s: %v", time.Since(start).Round(time.Millisecond), err))
+			time.Sleep(200 * time.Millisecond)
+		}
+		l.answered++
+		l.latest = max(l.latest, time.Since(began))
+		g.Expect(storedVerifier(ctx, l.ns, m.Status.SecretName)).To(Equal(sha256Hex(m.Status.Password)),
+			"after mint %d the Secret holds the verifier of the password it answered", l.answered)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (l *mintLoad) report(t *testing.T, what string) {
+	t.Logf("%s: %d mints answered, %d requests retried (%.1f%%), the longest wait for an answer %s",
+		what, l.answered, l.retried, 100*float64(l.retried)/float64(max(1, l.answered+l.retried)), l.latest.Round(time.Millisecond))
+	for _, e := range l.errs {
+		t.Logf("  retried at %s", e)
+	}
+}
+
+// (a) A credential-controller replica killed outright under a steady mint
+// load: every mint is answered, none lost or double-written; requests that
+// reached the killed replica are retried, and how many is reported.
+func TestMintsWhileACredentialControllerReplicaIsKilled(t *testing.T) {
+	needCluster(t)
+	waitReplaced(t, "credential-controller", "", nil)
+	pods := podsOf(t, "credential-controller")
+	NewWithT(t).Expect(len(pods)).To(BeNumerically(">=", 2), "two replicas by default")
+	load := &mintLoad{ns: "tenant-demo", account: "ch-logs-app"}
+	var killed map[string]bool
+	started := time.Now()
+	load.run(t, func() bool {
+		if killed == nil && time.Since(started) > 2*time.Second {
+			killed = killPod(t, pods[0])
+		}
+		return killed != nil && replaced(context.Background(), "credential-controller", killed) == nil
+	})
+	load.report(t, "one of two replicas killed")
+	NewWithT(t).Expect(load.answered).To(BeNumerically(">", 0))
+}
+
+// (b) The credential-controller rolled (kubectl rollout restart) under a
+// steady mint load: every mint is answered on its first try; the rollout
+// takes one replica at a time out of the Service before it stops (its
+// readiness fails at SIGTERM, it serves --access-api-shutdown-delay more,
+// then drains).
+func TestMintsDuringARollout(t *testing.T) {
+	needCluster(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	waitReplaced(t, "credential-controller", "", nil)
+	before := podUIDs(t, "credential-controller")
+	var d appsv1.Deployment
+	key := client.ObjectKey{Namespace: credoNamespace, Name: "credential-controller"}
+	g.Expect(k8s.Get(ctx, key, &d)).To(Succeed())
+	patch := client.MergeFrom(d.DeepCopy())
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339Nano)
+	g.Expect(k8s.Patch(ctx, &d, patch)).To(Succeed())
+	start := time.Now()
+	load := &mintLoad{ns: "tenant-demo", account: "ch-logs-app"}
+	load.run(t, func() bool { return replaced(ctx, "credential-controller", before) == nil })
+	load.report(t, fmt.Sprintf("rollout of %d replicas done in %s", len(before), time.Since(start).Round(time.Second)))
+	g.Expect(load.answered).To(BeNumerically(">", 0))
+	g.Expect(load.retried).To(BeZero(), "no mint failed during the rollout: %v", load.errs)
+}
+
+// (d) The trust-controller's leader killed outright just after a source
+// CA rotates: the rotation lands, through the replica that leads next; the
+// time it took is reported.
+func TestARotationLandsWhenTheTrustLeaderIsKilled(t *testing.T) {
+	needCluster(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	const lease = "credo-trust-controller-leader-election"
+	waitReplaced(t, "trust-controller", lease, nil)
+	leader := leaderPod(t, lease)
+
+	src := client.ObjectKey{Namespace: "tenant-demo", Name: "postgres-main-ca"}
+	var s corev1.Secret
+	g.Expect(k8s.Get(ctx, src, &s)).To(Succeed())
+	ca, _ := testpki.CA(t, "postgres-main rotated "+time.Now().Format(time.RFC3339Nano))
+	patch := client.MergeFrom(s.DeepCopy())
+	s.Data = map[string][]byte{"ca.crt": ca}
+	s.StringData = nil
+	g.Expect(k8s.Patch(ctx, &s, patch)).To(Succeed())
+	rotated := time.Now()
+	killed := killPod(t, leader)
+
+	g.Eventually(func() string {
+		var p corev1.Secret
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: "tenant-demo", Name: "postgres-main.tenant-ca"}, &p); err != nil {
+			return err.Error()
+		}
+		return string(p.Data["ca.crt"])
+	}, 2*time.Minute, 100*time.Millisecond).Should(Equal(string(ca)), "the rotated CA is projected")
+	t.Logf("rotation projected %s after the source changed and its leader %s was killed", time.Since(rotated).Round(10*time.Millisecond), leader.Name)
+	waitReplaced(t, "trust-controller", lease, killed)
+}
+
+// podsOf are the controller's pods, sorted by name.
+func podsOf(t *testing.T, name string) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	NewWithT(t).Expect(k8s.List(context.Background(), &pods, client.InNamespace(credoNamespace),
+		client.MatchingLabels{"app.kubernetes.io/name": name})).To(Succeed())
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return pods.Items
+}
+
+// leaderPod is the pod holding the Lease.
+func leaderPod(t *testing.T, lease string) corev1.Pod {
+	t.Helper()
+	g := NewWithT(t)
+	var l coordinationv1.Lease
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: credoNamespace, Name: lease}, &l)).To(Succeed())
+	g.Expect(l.Spec.HolderIdentity).NotTo(BeNil())
+	holder, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+	var p corev1.Pod
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: credoNamespace, Name: holder}, &p)).To(Succeed())
+	return p
+}
+
+// killPod deletes the pod with no grace period, as a node failure or an
+// OOM kill ends it, and returns its UID as a set.
+func killPod(t *testing.T, p corev1.Pod) map[string]bool {
+	t.Helper()
+	NewWithT(t).Expect(k8s.Delete(context.Background(), &p, client.GracePeriodSeconds(0))).To(Succeed())
+	return map[string]bool{string(p.UID): true}
+}
