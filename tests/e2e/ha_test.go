@@ -166,6 +166,9 @@ func TestARotationLandsWhenTheTrustLeaderIsKilled(t *testing.T) {
 		return string(p.Data["ca.crt"])
 	}, 2*time.Minute, 100*time.Millisecond).Should(Equal(string(ca)), "the rotated CA is projected")
 	t.Logf("rotation projected %s after the source changed and its leader %s was killed", time.Since(rotated).Round(10*time.Millisecond), leader.Name)
+	g.Eventually(func() string { return leaderName(ctx, lease) }, time.Minute, 100*time.Millisecond).
+		ShouldNot(Or(Equal(leader.Name), BeEmpty()), "another replica leads")
+	t.Logf("the Lease moved to %s %s after the leader was killed", leaderName(ctx, lease), time.Since(rotated).Round(100*time.Millisecond))
 	waitReplaced(t, "trust-controller", lease, killed)
 }
 
@@ -190,6 +193,16 @@ func leaderPod(t *testing.T, lease string) corev1.Pod {
 	var p corev1.Pod
 	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: credoNamespace, Name: holder}, &p)).To(Succeed())
 	return p
+}
+
+// leaderName is the name of the pod holding the Lease, "" when none does.
+func leaderName(ctx context.Context, lease string) string {
+	var l coordinationv1.Lease
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: lease}, &l); err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	holder, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+	return holder
 }
 
 // killPod deletes the pod with no grace period, as a node failure or an
