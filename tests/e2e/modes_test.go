@@ -77,6 +77,7 @@ var clusterOnlyTests = []string{
 	"TestMintsDuringARollout",
 	"TestMintsWhileACredentialControllerReplicaIsKilled",
 	"TestARotationLandsWhenTheTrustLeaderIsKilled",
+	"TestAgentsRenewWhileAnEnrollmentReplicaIsKilled",
 }
 
 // excludeOtherMode adds the tests the current mode cannot run to
