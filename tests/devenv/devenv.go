@@ -220,7 +220,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 	if e.Flux != nil && e.Flux.EventsURL != "" {
 		args = append(args, "--events-addr="+e.Flux.EventsURL)
 	}
-	if name == accessAPIController {
+	if name == AccessAPIController {
 		// The port config/apiservice was installed with (writeAPIServiceOverlay).
 		args = append(args,
 			"--access-api-secure-port="+strconv.Itoa(e.accessAPIPort),
@@ -253,15 +253,38 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 // RestartController stops the named controller and starts it again with
 // the same configuration, as a rollout would.
 func (e *Environment) RestartController(ctx context.Context, name string) error {
+	if err := e.StopController(name); err != nil {
+		return err
+	}
+	return e.StartController(ctx, name)
+}
+
+// StopController stops the named controller, as when every replica of it
+// is gone: for the access API's credential-controller, kube-apiserver then
+// finds no server behind the APIService.
+func (e *Environment) StopController(name string) error {
+	c, err := e.Controller(name)
+	if err != nil {
+		return err
+	}
+	if err := c.Process.Stop(10 * time.Second); err != nil {
+		return fmt.Errorf("stopping %s: %w", name, err)
+	}
+	return nil
+}
+
+// StartController starts the named controller, stopped by StopController,
+// again with the same configuration, and waits until it is ready. A running
+// controller is not started twice.
+func (e *Environment) StartController(ctx context.Context, name string) error {
 	for i, c := range e.Controllers {
 		if c.Name != name {
 			continue
 		}
-		if err := c.Process.Stop(10 * time.Second); err != nil {
-			return fmt.Errorf("stopping %s: %w", name, err)
+		if ok, _ := c.Process.Exited(); !ok {
+			return fmt.Errorf("%s is running", name)
 		}
-		binary := c.Process.Binary()
-		next, err := e.startController(ctx, name, binary)
+		next, err := e.startController(ctx, name, c.Process.Binary())
 		if err != nil {
 			return err
 		}
@@ -271,8 +294,19 @@ func (e *Environment) RestartController(ctx context.Context, name string) error 
 	return fmt.Errorf("no controller %s", name)
 }
 
-// accessAPIController is the binary that serves access.credo.dev.
-const accessAPIController = "credential-controller"
+// Controller returns the named controller as it runs now (a restart gives
+// it new metrics and health addresses).
+func (e *Environment) Controller(name string) (Controller, error) {
+	for _, c := range e.Controllers {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return Controller{}, fmt.Errorf("no controller %s", name)
+}
+
+// AccessAPIController is the binary that serves access.credo.dev.
+const AccessAPIController = "credential-controller"
 
 // enrollmentController serves the enrollment listener and keeps the
 // embedded CA in PlatformNamespace.

@@ -20,7 +20,6 @@ package e2e
 
 import (
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -28,26 +27,10 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/testenv"
 )
-
-// scrapeController reads a controller binary's metrics endpoint.
-func scrapeController(addr string) (map[string]*dto.MetricFamily, error) {
-	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	return parser.TextToMetricFamilies(resp.Body)
-}
 
 // hasSeries reports whether the family has a series with the label.
 func hasSeries(families map[string]*dto.MetricFamily, name, label, value string) bool {
@@ -107,7 +90,7 @@ func TestEveryControllerServesReconcileDurationsAndCredoCounters(t *testing.T) {
 		deadline := time.Now().Add(60 * time.Second)
 		for _, s := range series {
 			for {
-				families, err := scrapeController(c.MetricsAddr)
+				families, err := testenv.Scrape(c.MetricsAddr)
 				if err == nil && hasSeries(families, s[0], s[1], s[2]) {
 					break
 				}

@@ -18,6 +18,8 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +27,8 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -65,6 +69,34 @@ func CounterValue(g Gomega, name string, labels map[string]string) float64 {
 		}
 	}
 	return 0
+}
+
+// Scrape reads the metrics endpoint of a controller binary running as a
+// process, http://<addr>/metrics, as Prometheus scrapes it.
+func Scrape(addr string) (map[string]*dto.MetricFamily, error) {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// ScrapedCounter is the sum of the counter name's series that carry labels
+// (and maybe others), out of a Scrape; 0 when it has none.
+func ScrapedCounter(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	var sum float64
+	for _, m := range families[name].GetMetric() {
+		if hasLabels(m, labels) {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
 
 // CredoLabelValues returns every label value of every credo_ series in
