@@ -30,6 +30,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	accessv1 "github.com/credo-dev/credo/api/access/v1alpha1"
@@ -211,4 +214,77 @@ func killPod(t *testing.T, p corev1.Pod) map[string]bool {
 	t.Helper()
 	NewWithT(t).Expect(k8s.Delete(context.Background(), &p, client.GracePeriodSeconds(0))).To(Succeed())
 	return map[string]bool{string(p.UID): true}
+}
+
+// (c) Every credential-controller replica gone (scaled to zero), with the
+// APIService installed as users install it: a namespace deleted meanwhile
+// waits in Terminating with NamespaceDeletionDiscoveryFailure (Kubernetes
+// cannot finish discovery without the aggregated API), while what it holds
+// is deleted; once the replicas are back it goes. The times are reported.
+func TestANamespaceDeletedWhileTheAccessAPIIsDownGoesOnceItIsBack(t *testing.T) {
+	needCluster(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: credoNamespace, Name: "credential-controller"}
+	var d appsv1.Deployment
+	g.Expect(k8s.Get(ctx, key, &d)).To(Succeed())
+	replicas := *d.Spec.Replicas
+	scale := func(n int32) {
+		g.Expect(k8s.Get(ctx, key, &d)).To(Succeed())
+		patch := client.MergeFrom(d.DeepCopy())
+		d.Spec.Replicas = &n
+		g.Expect(k8s.Patch(ctx, &d, patch)).To(Succeed())
+	}
+	scale(0)
+	t.Cleanup(func() { scale(replicas); waitReplaced(t, "credential-controller", "", nil) })
+	stopped := time.Now()
+	g.Eventually(func() bool { return apiServiceAvailable(ctx) }, 3*time.Minute, 500*time.Millisecond).Should(BeFalse())
+	t.Logf("APIService Available=False %s after the replicas were scaled to zero", time.Since(stopped).Round(time.Second))
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-wedged-"}}
+	g.Expect(k8s.Create(ctx, ns)).To(Succeed())
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "content", Namespace: ns.Name}}
+	g.Expect(k8s.Create(ctx, cm)).To(Succeed())
+	g.Expect(k8s.Delete(ctx, ns)).To(Succeed())
+	deleted := time.Now()
+	g.Eventually(func() metav1.ConditionStatus {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ns), ns)).To(Succeed())
+		for _, c := range ns.Status.Conditions {
+			if c.Type == corev1.NamespaceDeletionDiscoveryFailure {
+				return metav1.ConditionStatus(c.Status)
+			}
+		}
+		return ""
+	}, 3*time.Minute, 500*time.Millisecond).Should(Equal(metav1.ConditionTrue))
+	t.Logf("NamespaceDeletionDiscoveryFailure=True %s after the namespace was deleted", time.Since(deleted).Round(time.Second))
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}))
+	},
+		time.Minute, 500*time.Millisecond).Should(BeTrue(), "what the namespace holds is deleted meanwhile")
+	g.Consistently(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(ns), ns) }, 10*time.Second, time.Second).
+		Should(Succeed(), "the namespace waits while the access API is down")
+
+	scale(replicas)
+	back := time.Now()
+	g.Eventually(func() bool { return apiServiceAvailable(ctx) }, 3*time.Minute, 500*time.Millisecond).Should(BeTrue())
+	t.Logf("APIService Available %s after the replicas were scaled back", time.Since(back).Round(time.Second))
+	// kube-controller-manager retries the namespace with a backoff that
+	// doubles up to a minute.
+	g.Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(ns), ns)) },
+		3*time.Minute, time.Second).Should(BeTrue(), "the namespace goes once the access API is back")
+	t.Logf("namespace gone %s after the replicas were scaled back", time.Since(back).Round(time.Second))
+}
+
+// apiServiceAvailable reports whether the access APIService is Available.
+func apiServiceAvailable(ctx context.Context) bool {
+	var a apiregistrationv1.APIService
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "v1alpha1.access.credo.dev"}, &a); err != nil {
+		return false
+	}
+	for _, c := range a.Status.Conditions {
+		if c.Type == apiregistrationv1.Available {
+			return c.Status == apiregistrationv1.ConditionTrue
+		}
+	}
+	return false
 }

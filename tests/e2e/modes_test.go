@@ -78,6 +78,7 @@ var clusterOnlyTests = []string{
 	"TestMintsWhileACredentialControllerReplicaIsKilled",
 	"TestARotationLandsWhenTheTrustLeaderIsKilled",
 	"TestAgentsRenewWhileAnEnrollmentReplicaIsKilled",
+	"TestANamespaceDeletedWhileTheAccessAPIIsDownGoesOnceItIsBack",
 }
 
 // excludeOtherMode adds the tests the current mode cannot run to
