@@ -35,6 +35,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/rest"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
@@ -44,6 +45,9 @@ import (
 )
 
 var k8s client.Client
+
+// restConfig is what k8s was made from.
+var restConfig *rest.Config
 
 // scheme knows the core, credo and Flux types the suite reads and writes.
 func scheme() *runtime.Scheme {
@@ -77,6 +81,7 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "e2e: loading %s: %v\n", path, err)
 			return 1
 		}
+		restConfig = cfg
 		if k8s, err = client.New(cfg, client.Options{Scheme: scheme()}); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 			return 1
@@ -90,6 +95,7 @@ func run(m *testing.M) int {
 	}
 	defer env.Stop()
 	defer charts.close()
+	restConfig = env.Config
 	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme()}); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1

@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -240,6 +241,15 @@ func TestANamespaceDeletedWhileTheAccessAPIIsDownGoesOnceItIsBack(t *testing.T) 
 	stopped := time.Now()
 	g.Eventually(func() bool { return apiServiceAvailable(ctx) }, 3*time.Minute, 500*time.Millisecond).Should(BeFalse())
 	t.Logf("APIService Available=False %s after the replicas were scaled to zero", time.Since(stopped).Round(time.Second))
+	// kube-apiserver serves the group's last discovery document for a while
+	// after the APIService turns unavailable; a namespace deleted before it
+	// calls the group stale goes at once (none of the access API's resources
+	// is deleted with a namespace).
+	dc, err := discovery.NewDiscoveryClientForConfig(restConfig)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() error { _, _, err := dc.ServerGroupsAndResources(); return err }, 3*time.Minute, 500*time.Millisecond).
+		Should(MatchError(ContainSubstring("access.credo.dev/v1alpha1")), "discovery of access.credo.dev fails")
+	t.Logf("discovery of access.credo.dev failing %s after the replicas were scaled to zero", time.Since(stopped).Round(time.Second))
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-wedged-"}}
 	g.Expect(k8s.Create(ctx, ns)).To(Succeed())
