@@ -21,6 +21,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -95,15 +96,11 @@ func storedVerifier(ctx context.Context, ns, name string) string {
 // failure or an OOM kill ends them, and returns their UIDs.
 func killPods(t *testing.T, name string) map[string]bool {
 	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	var pods corev1.PodList
-	g.Expect(k8s.List(ctx, &pods, client.InNamespace(credoNamespace), client.MatchingLabels{"app.kubernetes.io/name": name})).To(Succeed())
-	g.Expect(pods.Items).NotTo(BeEmpty(), "pods of %s", name)
+	pods := podsOf(t, name)
+	NewWithT(t).Expect(pods).NotTo(BeEmpty(), "pods of %s", name)
 	killed := map[string]bool{}
-	for i := range pods.Items {
-		killed[string(pods.Items[i].UID)] = true
-		g.Expect(k8s.Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(0))).To(Succeed())
+	for _, p := range pods {
+		maps.Copy(killed, killPod(t, p))
 	}
 	return killed
 }
@@ -168,11 +165,8 @@ func replaced(ctx context.Context, name string, old map[string]bool) error {
 // podUIDs are the UIDs of the controller's pods.
 func podUIDs(t *testing.T, name string) map[string]bool {
 	t.Helper()
-	var pods corev1.PodList
-	NewWithT(t).Expect(k8s.List(context.Background(), &pods, client.InNamespace(credoNamespace),
-		client.MatchingLabels{"app.kubernetes.io/name": name})).To(Succeed())
 	uids := map[string]bool{}
-	for _, p := range pods.Items {
+	for _, p := range podsOf(t, name) {
 		uids[string(p.UID)] = true
 	}
 	return uids
