@@ -30,6 +30,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -297,4 +298,37 @@ func apiServiceAvailable(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// Every controller survives a node drain: the eviction API (what kubectl
+// drain calls) takes one of its two pods and refuses the other (429) until
+// the first is replaced, by the controller's PodDisruptionBudget.
+func TestEvictionsLeaveEveryControllerAReplica(t *testing.T) {
+	needCluster(t)
+	ctx := context.Background()
+	for _, name := range []string{"trust-controller", "credential-controller", "enrollment-controller"} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			waitReplaced(t, name, "", nil)
+			g.Eventually(func(g Gomega) {
+				var pdb policyv1.PodDisruptionBudget
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: name}, &pdb)).To(Succeed())
+				g.Expect(pdb.Status.DisruptionsAllowed).To(BeEquivalentTo(1), "%+v", pdb.Status)
+			}).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+			pods := podsOf(t, name)
+			g.Expect(pods).To(HaveLen(2))
+			g.Expect(evict(ctx, pods[0])).To(Succeed(), "the first eviction")
+			err := evict(ctx, pods[1])
+			g.Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "the second refused while the first is replaced: %v", err)
+			t.Logf("second eviction refused: %v", err)
+			waitReplaced(t, name, "", map[string]bool{string(pods[0].UID): true})
+		})
+	}
+}
+
+// evict asks the eviction API to evict p, as kubectl drain does.
+func evict(ctx context.Context, p corev1.Pod) error {
+	return k8s.SubResource("eviction").Create(ctx, &p, &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+	})
 }

@@ -79,6 +79,7 @@ var clusterOnlyTests = []string{
 	"TestARotationLandsWhenTheTrustLeaderIsKilled",
 	"TestAgentsRenewWhileAnEnrollmentReplicaIsKilled",
 	"TestANamespaceDeletedWhileTheAccessAPIIsDownGoesOnceItIsBack",
+	"TestEvictionsLeaveEveryControllerAReplica",
 }
 
 // excludeOtherMode adds the tests the current mode cannot run to
