@@ -14,6 +14,9 @@ cd "${REPO_ROOT}"
 NAMESPACE=credo-system
 
 hack/ci/install.sh
+# From here on, a failure (the suite's included) prints the controllers'
+# state and logs: on the node they go with it.
+trap 'hack/ci/debug.sh' ERR
 
 echo "--- checking that each controller runs as its own ServiceAccount"
 for c in trust-controller credential-controller enrollment-controller; do

@@ -16,18 +16,7 @@ IMAGE=${IMAGE:-ghcr.io/credo-dev/credo:e2e}
 NAMESPACE=credo-system
 
 # On failure, what an operator would look at first.
-debug() {
-  echo "--- install failed: ${NAMESPACE}"
-  kubectl -n "${NAMESPACE}" get pods -o wide || true
-  kubectl -n "${NAMESPACE}" describe pods | grep -A12 -E '^(Name:|Events:|    State:|    Last State:)' || true
-  for p in $(kubectl -n "${NAMESPACE}" get pods -o name 2>/dev/null); do
-    echo "--- ${p}, last lines (and of the previous container, if it restarted)"
-    kubectl -n "${NAMESPACE}" logs "${p}" --tail=20 || true
-    kubectl -n "${NAMESPACE}" logs "${p}" --previous --tail=20 2>/dev/null || true
-  done
-  kubectl get apiservice v1alpha1.access.credo.dev -o yaml 2>/dev/null | sed -n '/^status:/,$p' || true
-}
-trap 'debug' ERR
+trap 'hack/ci/debug.sh' ERR
 
 echo "--- installing the CRDs credo reads that the cluster lacks"
 for f in config/testdata/crds/*.yaml; do

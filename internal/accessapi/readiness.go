@@ -17,6 +17,7 @@ limitations under the License.
 package accessapi
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -49,6 +50,7 @@ type Readiness struct {
 // NewReadiness returns a Readiness waiting for the delegated-auth bindings.
 func NewReadiness() *Readiness {
 	return &Readiness{client: &http.Client{
+		// Below the readiness probe's timeoutSeconds (3).
 		Timeout: 2 * time.Second,
 		Transport: &http.Transport{
 			// A probe of this process's own listener on loopback, which
@@ -73,14 +75,22 @@ func (r *Readiness) starting(address net.IP, port int) {
 }
 
 // Check is a controller-runtime healthz.Checker.
-func (r *Readiness) Check(_ *http.Request) error {
+func (r *Readiness) Check(req *http.Request) error {
 	r.mu.Lock()
 	url := r.url
 	r.mu.Unlock()
 	if url == "" {
 		return nil // waiting for the bindings
 	}
-	resp, err := r.client.Get(url)
+	ctx := context.Background()
+	if req != nil {
+		ctx = req.Context()
+	}
+	probe, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := r.client.Do(probe)
 	if err != nil {
 		return fmt.Errorf("the access API does not answer: %w", err)
 	}

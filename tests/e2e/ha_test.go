@@ -44,8 +44,7 @@ import (
 // mintLoad mints for ns/account one request after another, each retried
 // until answered, as a client that retries a 503 does, and checks after
 // every answer that the account's Secret holds the verifier of the password
-// it was given: none lost, none overwritten by a request the client saw
-// fail. It stops when stop returns true.
+// it was given: no answered password lost. It stops when stop returns true.
 type mintLoad struct {
 	ns, account string
 	answered    int
@@ -75,8 +74,9 @@ func (l *mintLoad) run(t *testing.T, stop func() bool) {
 		}
 		l.answered++
 		l.latest = max(l.latest, time.Since(began))
-		g.Expect(storedVerifier(ctx, l.ns, m.Status.SecretName)).To(Equal(sha256Hex(m.Status.Password)),
-			"after mint %d the Secret holds the verifier of the password it answered", l.answered)
+		ok, err := holdsVerifierOf(ctx, l.ns, m.Status.SecretName, m.Status.Password)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(ok).To(BeTrue(), "after mint %d the Secret %s holds the verifier of the password it answered", l.answered, m.Status.SecretName)
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -89,9 +89,10 @@ func (l *mintLoad) report(t *testing.T, what string) {
 	}
 }
 
-// (a) A credential-controller replica killed outright under a steady mint
-// load: every mint is answered, none lost or double-written; requests that
-// reached the killed replica are retried, and how many is reported.
+// (a) A credential-controller replica deleted with no grace period under a
+// steady mint load: every mint is answered, no answered password lost;
+// requests that reached the dying replica are retried, and how many is
+// reported.
 func TestMintsWhileACredentialControllerReplicaIsKilled(t *testing.T) {
 	needCluster(t)
 	waitReplaced(t, "credential-controller", "", nil)
@@ -138,10 +139,13 @@ func TestMintsDuringARollout(t *testing.T) {
 	g.Expect(load.retried).To(BeZero(), "no mint failed during the rollout: %v", load.errs)
 }
 
-// (d) The trust-controller's leader killed outright and a source CA
-// rotated at once: the rotation lands through the replica that leads next
-// (the killed one releases its Lease as it stops; one that could not would
-// be replaced once the 15s lease expires); the time it took is reported.
+// (d) The trust-controller's leader deleted with no grace period and a
+// source CA rotated at once: the rotation lands, handled by the dying
+// leader in its last two seconds or by the replica that leads next, and
+// the time it took and the time the Lease took to move are reported. (A
+// leader that dies without releasing its Lease, its node lost, is followed
+// once the 15s lease expires; that needs a node-level kill, which a test
+// against any cluster cannot do.)
 func TestARotationLandsWhenTheTrustLeaderIsKilled(t *testing.T) {
 	needCluster(t)
 	g := NewWithT(t)
@@ -157,11 +161,19 @@ func TestARotationLandsWhenTheTrustLeaderIsKilled(t *testing.T) {
 	var s corev1.Secret
 	g.Expect(k8s.Get(ctx, src, &s)).To(Succeed())
 	ca, _ := testpki.CA(t, "postgres-main rotated "+time.Now().Format(time.RFC3339Nano))
+	original := s.Data
 	patch := client.MergeFrom(s.DeepCopy())
 	s.Data = map[string][]byte{"ca.crt": ca}
-	s.StringData = nil
 	g.Expect(k8s.Patch(ctx, &s, patch)).To(Succeed())
 	rotated := time.Now()
+	t.Cleanup(func() {
+		var cur corev1.Secret
+		if err := k8s.Get(ctx, src, &cur); err == nil {
+			patch := client.MergeFrom(cur.DeepCopy())
+			cur.Data = original
+			_ = k8s.Patch(ctx, &cur, patch)
+		}
+	})
 
 	g.Eventually(func() string {
 		var p corev1.Secret
@@ -191,16 +203,15 @@ func podsOf(t *testing.T, name string) []corev1.Pod {
 func leaderPod(t *testing.T, lease string) corev1.Pod {
 	t.Helper()
 	g := NewWithT(t)
-	var l coordinationv1.Lease
-	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: credoNamespace, Name: lease}, &l)).To(Succeed())
-	g.Expect(l.Spec.HolderIdentity).NotTo(BeNil())
-	holder, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+	holder := leaderName(context.Background(), lease)
+	g.Expect(holder).NotTo(BeEmpty(), "the Lease %s is held", lease)
 	var p corev1.Pod
 	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: credoNamespace, Name: holder}, &p)).To(Succeed())
 	return p
 }
 
-// leaderName is the name of the pod holding the Lease, "" when none does.
+// leaderName is the name of the pod holding the Lease, "" when none does
+// (controller-runtime's identity is <host name, the pod's>_<uuid>).
 func leaderName(ctx context.Context, lease string) string {
 	var l coordinationv1.Lease
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: credoNamespace, Name: lease}, &l); err != nil || l.Spec.HolderIdentity == nil {
@@ -210,8 +221,8 @@ func leaderName(ctx context.Context, lease string) string {
 	return holder
 }
 
-// killPod deletes the pod with no grace period, as a node failure or an
-// OOM kill ends it, and returns its UID as a set.
+// killPod deletes the pod with no grace period (kubelet sends SIGTERM and,
+// two seconds later, SIGKILL) and returns its UID as a set.
 func killPod(t *testing.T, p corev1.Pod) map[string]bool {
 	t.Helper()
 	NewWithT(t).Expect(k8s.Delete(context.Background(), &p, client.GracePeriodSeconds(0))).To(Succeed())
@@ -258,7 +269,7 @@ func TestANamespaceDeletedWhileTheAccessAPIIsDownGoesOnceItIsBack(t *testing.T) 
 	g.Expect(k8s.Create(ctx, cm)).To(Succeed())
 	g.Expect(k8s.Delete(ctx, ns)).To(Succeed())
 	deleted := time.Now()
-	g.Eventually(func() metav1.ConditionStatus {
+	g.Eventually(func(g Gomega) metav1.ConditionStatus {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ns), ns)).To(Succeed())
 		for _, c := range ns.Status.Conditions {
 			if c.Type == corev1.NamespaceDeletionDiscoveryFailure {

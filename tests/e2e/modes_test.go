@@ -29,8 +29,9 @@ import (
 	"github.com/credo-dev/credo/tests/devenv"
 )
 
-// The suite runs in one of two modes, and each test runs in exactly one
-// place in CI:
+// The suite runs in one of two modes; a test that needs one runs only in
+// it (on the node here and on kind for the cluster mode), the others in
+// both:
 //
 //   - local (make test-e2e): credo's controllers, agents and the Flux
 //     controllers are processes beside a control plane started here; every

@@ -169,9 +169,6 @@ func (c *Containerd) Import(ctx context.Context, tarPath string) error {
 	return err
 }
 
-// Log is containerd's log file.
-func (c *Containerd) Log() string { return c.proc.LogPath() }
-
 // Stop stops containerd, then what it leaves behind: the shims of
 // containers still running (found by the socket on their command line),
 // and mounts under Dir.

@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -91,7 +92,7 @@ func BinaryImage(bin, name string) (v1.Image, error) {
 		return nil, err
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
+	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH // built for this machine
 	cfg.Config.Entrypoint = []string{"/" + name}
 	cfg.Config.WorkingDir = "/"
 	return mutate.ConfigFile(img, cfg)

@@ -19,16 +19,13 @@ package node
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/ports"
 )
 
 // NodeName is the name the node registers under.
@@ -50,8 +47,9 @@ func APIServerFlags() map[string]string {
 // kubeletConfig is kubelet's configuration for this machine: cgroup v1
 // (hybrid layout) accepted, the cgroupfs driver (no systemd), swap
 // tolerated, every path kubelet writes under its own directory, its
-// endpoints on ports of their own, anonymous requests from the API server
-// allowed (the test control plane has no kubelet client certificate), and
+// endpoints on ports of their own and on loopback only, anonymous requests
+// from the API server allowed (the test control plane has no kubelet client
+// certificate; loopback keeps everyone else out), and
 // eviction thresholds low enough that a busy disk does not taint the node.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -59,6 +57,7 @@ failCgroupV1: false
 cgroupDriver: cgroupfs
 failSwapOn: false
 containerRuntimeEndpoint: {{endpoint}}
+address: 127.0.0.1
 port: {{port}}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -86,9 +85,8 @@ imageGCLowThresholdPercent: 99
 
 // Kubelet is a kubelet registered with an Environment.
 type Kubelet struct {
-	Dir     string
-	Healthz string
-	proc    *controlplane.Process
+	Dir  string
+	proc *controlplane.Process
 }
 
 // StartKubelet starts kubelet against env and the runtime, with its root
@@ -106,11 +104,11 @@ func StartKubelet(ctx context.Context, env *controlplane.Environment, rt *Contai
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := ports.Free()
 	if err != nil {
 		return nil, err
 	}
-	healthz, err := freePort()
+	healthz, err := ports.Free()
 	if err != nil {
 		return nil, err
 	}
@@ -124,13 +122,18 @@ func StartKubelet(ctx context.Context, env *controlplane.Environment, rt *Contai
 	if err != nil {
 		return nil, err
 	}
-	k := &Kubelet{Dir: dir, Healthz: fmt.Sprintf("http://127.0.0.1:%d/healthz", healthz)}
+	k := &Kubelet{Dir: dir}
 	k.proc, err = env.StartProcess("kubelet", bin, nil,
 		"--config="+cfgPath,
 		"--kubeconfig="+kubeconfig,
 		"--root-dir="+filepath.Join(dir, "root"),
 		"--cert-dir="+filepath.Join(dir, "pki"),
 		"--hostname-override="+NodeName,
+		// kubelet's API (exec, logs, port-forward) on loopback only: it
+		// authorizes anonymous requests (AlwaysAllow above), so it must not
+		// be reachable from the machine's network. kube-apiserver reaches
+		// it at the node's InternalIP, this address.
+		"--node-ip=127.0.0.1",
 		"--v=2",
 	)
 	if err != nil {
@@ -160,23 +163,4 @@ func StartScheduler(env *controlplane.Environment) (*controlplane.Process, error
 		"--leader-elect=false",
 		"--secure-port=0",
 	)
-}
-
-// NodeClusterRoleBinding binds the system:node ClusterRole to the node's
-// user, for a control plane without the Node authorizer.
-func NodeClusterRoleBinding() *rbacv1.ClusterRoleBinding {
-	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "credo-node"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "system:node:" + NodeName}},
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/ports"
 )
 
 // kubeProxyConfig runs kube-proxy in iptables mode for the pods' subnet,
@@ -59,11 +60,11 @@ func StartProxy(env *controlplane.Environment, dir string) (*controlplane.Proces
 	if err != nil {
 		return nil, err
 	}
-	healthz, err := freePort()
+	healthz, err := ports.Free()
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := freePort()
+	metrics, err := ports.Free()
 	if err != nil {
 		return nil, err
 	}

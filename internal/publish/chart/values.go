@@ -78,7 +78,7 @@ func (g *generator) values() (*yaml.RNode, error) {
 		put(m, "affinity", "The pods' affinity.", yaml.NewMapRNode(nil))
 		spread := c.TopologySpread.Copy()
 		clearComments(spread)
-		put(m, "topologySpreadConstraints", "The pods' topologySpreadConstraints: by default replicas on different nodes and zones where there are several, scheduled anyway where not.", spread)
+		put(m, "topologySpreadConstraints", "The pods' topologySpreadConstraints: by default replicas on different nodes where there are several, scheduled anyway where not (add a topology.kubernetes.io/zone constraint only where every node has that label).", spread)
 	}
 
 	admission := g.admission

@@ -20,24 +20,17 @@ limitations under the License.
 package main
 
 import (
-	"crypto/tls"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 )
 
 func main() {
 	addr := flag.String("http", "", "answer GET / with the pod's host name on this address")
-	get := flag.String("get", "", "GET this URL (TLS unverified), print the status and body, and exit")
 	flag.Parse()
-	if *get != "" {
-		os.Exit(fetch(*get))
-	}
 	if *addr != "" {
 		go func() {
 			host, _ := os.Hostname()
@@ -51,20 +44,4 @@ func main() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	<-ch
-}
-
-// fetch is a probe from inside a pod: can it reach url?
-func fetch(url string) int {
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // a reachability probe, nothing trusted
-	}}
-	resp, err := c.Get(url)
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	fmt.Printf("%s\n%s\n", resp.Status, body)
-	return 0
 }
