@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,9 +48,9 @@ func APIServerFlags() map[string]string {
 // kubeletConfig is kubelet's configuration for this machine: cgroup v1
 // (hybrid layout) accepted, the cgroupfs driver (no systemd), swap
 // tolerated, every path kubelet writes under its own directory, its
-// endpoints on ports of their own and on loopback only, anonymous requests
-// from the API server allowed (the test control plane has no kubelet client
-// certificate; loopback keeps everyone else out), and
+// endpoints on ports of their own, anonymous requests from the API server
+// allowed (the test control plane has no kubelet client certificate; a
+// firewall rule keeps everyone else out, see closeToNetwork), and
 // eviction thresholds low enough that a busy disk does not taint the node.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -57,7 +58,6 @@ failCgroupV1: false
 cgroupDriver: cgroupfs
 failSwapOn: false
 containerRuntimeEndpoint: {{endpoint}}
-address: 127.0.0.1
 port: {{port}}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -112,6 +112,9 @@ func StartKubelet(ctx context.Context, env *controlplane.Environment, rt *Contai
 	if err != nil {
 		return nil, err
 	}
+	if err := closeToNetwork(ctx, port); err != nil {
+		return nil, err
+	}
 	cfg := strings.NewReplacer("{{endpoint}}", rt.Endpoint(), "{{port}}", strconv.Itoa(port),
 		"{{healthz}}", strconv.Itoa(healthz), "{{dir}}", dir).Replace(kubeletConfig)
 	cfgPath := filepath.Join(dir, "kubelet.yaml")
@@ -129,11 +132,6 @@ func StartKubelet(ctx context.Context, env *controlplane.Environment, rt *Contai
 		"--root-dir="+filepath.Join(dir, "root"),
 		"--cert-dir="+filepath.Join(dir, "pki"),
 		"--hostname-override="+NodeName,
-		// kubelet's API (exec, logs, port-forward) on loopback only: it
-		// authorizes anonymous requests (AlwaysAllow above), so it must not
-		// be reachable from the machine's network. kube-apiserver reaches
-		// it at the node's InternalIP, this address.
-		"--node-ip=127.0.0.1",
 		"--v=2",
 	)
 	if err != nil {
@@ -163,4 +161,20 @@ func StartScheduler(env *controlplane.Environment) (*controlplane.Process, error
 		"--leader-elect=false",
 		"--secure-port=0",
 	)
+}
+
+// closeToNetwork drops connections to kubelet's port that do not come
+// through the loopback interface: kubelet answers anonymous requests (exec,
+// logs, port-forward), so only this machine's processes, kube-apiserver
+// among them (its connections to the node's InternalIP go through lo), may
+// reach it; the machine's network and the pods may not. The rules go with
+// the host's restore, as every rule added after its snapshot does.
+func closeToNetwork(ctx context.Context, port int) error {
+	for _, bin := range []string{"iptables", "ip6tables"} {
+		args := []string{"-w", "-I", "INPUT", "-p", "tcp", "--dport", strconv.Itoa(port), "!", "-i", "lo", "-j", "DROP"}
+		if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %s: %w: %s", bin, strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
 }
