@@ -17,6 +17,7 @@ limitations under the License.
 package ports
 
 import (
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -38,6 +39,9 @@ func TestPortsAreBelowTheEphemeralRangeAndNeverHandedOutTwice(t *testing.T) {
 			}
 			os.Stdout.WriteString(strconv.Itoa(p) + "\n")
 		}
+		// Hold the ports (their locks go when this process exits) until the
+		// parent has taken its own: it closes our stdin then.
+		_, _ = io.Copy(io.Discard, os.Stdin)
 		return
 	}
 	first, err := ephemeralStart()
@@ -51,6 +55,13 @@ func TestPortsAreBelowTheEphemeralRangeAndNeverHandedOutTwice(t *testing.T) {
 	child.Env = append(os.Environ(), "CREDO_PORTS_CHILD=1")
 	var out strings.Builder
 	child.Stdout = &out
+	// The child holds its ports until this closes its stdin: a child that
+	// exited early would release them to the parent, and the test would
+	// report its own race as a port handed out twice.
+	hold, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +84,7 @@ func TestPortsAreBelowTheEphemeralRangeAndNeverHandedOutTwice(t *testing.T) {
 		}
 		l.Close()
 	}
+	hold.Close()
 	if err := child.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
 	}
