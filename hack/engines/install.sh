@@ -23,33 +23,9 @@ SERVICES=(postgresql mariadb mysql clickhouse-server)
 
 log() { echo "engines/install: $*" >&2; }
 
-SUDO=()
-if [[ "$(id -u)" -ne 0 ]]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO=(sudo)
-  else
-    log "not root and no sudo: cannot install packages"
-    exit 1
-  fi
-fi
-
-installed() { # package
-  [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)" == "installed" ]]
-}
-
-missing=()
-for p in "${PACKAGES[@]}"; do
-  installed "$p" || missing+=("$p")
-done
-
-if [[ ${#missing[@]} -eq 0 ]]; then
-  log "all present: ${PACKAGES[*]}"
-else
-  log "installing: ${missing[*]}"
-  "${SUDO[@]}" apt-get update -q
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=../lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/apt.sh"
+apt_install "${PACKAGES[@]}"
 
 # Stop any service a maintainer script started; the tests run their own.
 for s in "${SERVICES[@]}"; do

@@ -17,33 +17,9 @@ PACKAGES=(containerd runc containernetworking-plugins iptables conntrack)
 
 log() { echo "node/install: $*" >&2; }
 
-SUDO=()
-if [[ "$(id -u)" -ne 0 ]]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO=(sudo)
-  else
-    log "not root and no sudo: cannot install packages"
-    exit 1
-  fi
-fi
-
-installed() { # package
-  [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)" == "installed" ]]
-}
-
-missing=()
-for p in "${PACKAGES[@]}"; do
-  installed "$p" || missing+=("$p")
-done
-
-if [[ ${#missing[@]} -eq 0 ]]; then
-  log "all present: ${PACKAGES[*]}"
-else
-  log "installing: ${missing[*]}"
-  "${SUDO[@]}" apt-get update -q
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=../lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/apt.sh"
+apt_install "${PACKAGES[@]}"
 "${SUDO[@]}" service containerd stop >/dev/null 2>&1 || true
 
 for b in containerd ctr runc iptables ip6tables; do
