@@ -59,6 +59,10 @@ type Options struct {
 	// write Flux sources, in which a TrustSource's chartRef without a
 	// namespace looks for its source (internal/release.Rule).
 	PlatformSourceNamespaces []string
+	// TenantProjections says who writes the projections of releases a
+	// TenantProjection of the platform claims: platform (its controller;
+	// the default) or credo (TenantProjectionMode).
+	TenantProjections string
 }
 
 // BindFlags binds the options to fs with their defaults.
@@ -75,6 +79,10 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	// nothing more once the API server's CPU is the bound (BenchmarkTrustAnchor).
 	fs.IntVar(&o.Concurrent, "concurrent", 8, "The number of releases reconciled concurrently.")
 	release.BindSourceNamespaces(fs, &o.PlatformSourceNamespaces)
+	fs.StringVar(&o.TenantProjections, "tenant-projections", string(TenantProjectionsPlatform),
+		"Who writes <release>.tenant-ca for releases a TenantProjection (internal.cozystack.io) claims: "+
+			"'platform' (the platform's TenantProjection controller; credo records its projections and hands it any it wrote) or "+
+			"'credo' (credo projects them and takes the platform's over in place: set it only once the platform's controller is stopped).")
 }
 
 // NewScheme returns the kinds the trust-controller reads and writes.
@@ -109,6 +117,10 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	if err != nil {
 		return fmt.Errorf("invalid --namespace-selector: %w", err)
 	}
+	mode, err := ParseTenantProjectionMode(o.TenantProjections)
+	if err != nil {
+		return err
+	}
 	mgr := s.Manager
 	keys := trustv1.NewContractKeys(o.LabelDomain)
 	sources, err := sourcecache.New(mgr, keys)
@@ -127,6 +139,7 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 		ExpiryWarningWindow: o.ExpiryWarningWindow,
 		SourceNamespaces:    o.PlatformSourceNamespaces,
 		Notices:             &release.Notices{Recorder: s.Recorder, Action: eventActionProject},
+		TenantProjections:   mode,
 	}
 	if err := anchors.SetupWithManager(ctx, mgr, TrustAnchorReconcilerOptions{MaxConcurrentReconciles: o.Concurrent}); err != nil {
 		return fmt.Errorf("setting up the TrustAnchor controller: %w", err)

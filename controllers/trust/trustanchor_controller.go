@@ -53,7 +53,7 @@ import (
 // TrustAnchorFieldOwner is the field manager of everything the trust-controller writes.
 const TrustAnchorFieldOwner = ControllerName
 
-// trustAnchorSummary derives Ready. CertificateWarning is owned but not
+// trustAnchorSummary derives Ready. CertificateWarning and ProjectedByPlatform are owned but not
 // summarized: a certificate close to expiry is still a working anchor.
 var trustAnchorSummary = reconciler.Summary{
 	FieldOwner:   TrustAnchorFieldOwner,
@@ -63,7 +63,7 @@ var trustAnchorSummary = reconciler.Summary{
 		trustv1.SourceRejectedCondition,
 		trustv1.ProjectionFailedCondition,
 	},
-	Informational: []string{trustv1.CertificateWarningCondition},
+	Informational: []string{trustv1.CertificateWarningCondition, trustv1.ProjectedByPlatformCondition},
 }
 
 // TrustAnchorReconciler reconciles one release's trust anchor. Requests are
@@ -98,8 +98,15 @@ type TrustAnchorReconciler struct {
 	// not do for it (an unresolved chart, no Secret name for it): a Warning
 	// on the HelmRelease when it changes. Nil records none.
 	Notices *release.Notices
+	// TenantProjections says who writes the projections of releases a
+	// TenantProjection of the platform claims (--tenant-projections).
+	TenantProjections TenantProjectionMode
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
+
+	// sentinels reads the platform's TenantProjections; nil when the API
+	// server does not serve them (watchSentinels).
+	sentinels client.Reader
 
 	// echoes are the projections this reconciler wrote, whose watch events
 	// need no reconcile (secretEvents).
@@ -151,7 +158,9 @@ func (r *TrustAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		Suspended: func(ta *trustv1.TrustAnchor) bool { return ta.Spec.Suspend },
 		Observed:  func(ta *trustv1.TrustAnchor) int64 { return ta.Status.ObservedGeneration },
 		Reconcile: func(ctx context.Context, ta *trustv1.TrustAnchor) (ctrl.Result, error) {
-			return ctrl.Result{}, r.project(ctx, ta, hr, cands)
+			err := r.project(ctx, ta, hr, cands)
+			r.tellSentinel(ctx, ta, err)
+			return ctrl.Result{}, err
 		},
 	})
 }
@@ -192,6 +201,9 @@ func (r *TrustAnchorReconciler) project(ctx context.Context, ta *trustv1.TrustAn
 	if err != nil {
 		return unavailable(ev, ta, err)
 	}
+	if handled, err := r.leaveToPlatform(ctx, ev, ta); handled {
+		return err
+	}
 	raw, err := r.readSource(ctx, ta)
 	if err != nil {
 		return unavailable(ev, ta, err)
@@ -203,6 +215,11 @@ func (r *TrustAnchorReconciler) project(ctx context.Context, ta *trustv1.TrustAn
 	}
 	conditions.Delete(ta, trustv1.SourceRejectedCondition)
 	conditions.Delete(ta, trustv1.ProjectionFailedCondition)
+	if res.Adopted {
+		r.EventRecorder.AnnotatedEventf(ta, nil, anchorEventMetadata(ta), corev1.EventTypeNormal, trustv1.AdoptedReason, eventActionProject,
+			"took Secret %s over from the platform's TenantProjection controller: the same Secret, owner-referenced to HelmRelease %s from now on (--tenant-projections=credo)",
+			ta.ProjectionName(), ta.Spec.Release)
+	}
 	r.recordProjection(ta, res)
 	return r.checkCertificates(ev, ta, res.Bundle)
 }
@@ -225,7 +242,7 @@ func projectionOwner(ta *trustv1.TrustAnchor, hr *helmv2.HelmRelease) (projectio
 // and refuses more than one claim on the release.
 func (r *TrustAnchorReconciler) followDiscovery(ctx context.Context, ta *trustv1.TrustAnchor, cands []candidate) error {
 	leg, ts := legOf(ta)
-	ta.Status.Leg, ta.Status.TrustSource = leg, ts
+	setLeg(ta, leg, ts)
 	claims := resolve(ta, cands)
 	if leg == trustv1.LegDeclared {
 		claims = dedupe(append([]candidate{{leg: leg, source: ta.Spec.Source}}, claims...))
@@ -255,8 +272,20 @@ func (r *TrustAnchorReconciler) followDiscovery(ctx context.Context, ta *trustv1
 	if err := r.Patch(ctx, ta, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("moving TrustAnchor to %s: %w", c, err)
 	}
-	ta.Status.Leg, ta.Status.TrustSource = c.leg, c.trustSource
+	setLeg(ta, c.leg, c.trustSource)
 	return nil
+}
+
+// setLeg records the leg in the status, and the TrustSource or
+// TenantProjection name of those legs.
+func setLeg(ta *trustv1.TrustAnchor, leg trustv1.Leg, name string) {
+	ta.Status.Leg, ta.Status.TrustSource, ta.Status.TenantProjection = leg, "", ""
+	switch leg {
+	case trustv1.LegTrustSource:
+		ta.Status.TrustSource = name
+	case trustv1.LegTenantProjection:
+		ta.Status.TenantProjection = name
+	}
 }
 
 // readSource returns the value of the source's key: from the cache of
@@ -349,7 +378,7 @@ func (r *TrustAnchorReconciler) events(hr *helmv2.HelmRelease) reconciler.Events
 func (r *TrustAnchorReconciler) writer() *projection.Writer {
 	return &projection.Writer{
 		Client: r.Client, Reader: r.APIReader, Cache: r.Client, Echoes: &r.echoes,
-		FieldOwner: TrustAnchorFieldOwner, TenantCALabel: r.Keys.TenantCA,
+		FieldOwner: TrustAnchorFieldOwner, TenantCALabel: r.Keys.TenantCA, Adopt: r.adoption(),
 	}
 }
 

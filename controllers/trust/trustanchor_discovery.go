@@ -37,7 +37,9 @@ import (
 
 // candidate is one claim of a source for a release.
 type candidate struct {
-	leg         trustv1.Leg
+	leg trustv1.Leg
+	// trustSource names the TrustSource, or the TenantProjection, of the
+	// claim on those legs.
 	trustSource string
 	source      trustv1.SecretKeySource
 	// suspended marks the claim of a suspended TrustSource: it keeps the
@@ -52,10 +54,13 @@ type candidate struct {
 
 // discoveredBy is the value of the DiscoveredByAnnotation for the candidate.
 func (c candidate) discoveredBy() string {
-	if c.leg == trustv1.LegLabel {
+	switch c.leg {
+	case trustv1.LegLabel:
 		return "label"
+	case trustv1.LegTenantProjection:
+		return tenantProjectionPrefix + c.trustSource
 	}
-	return "trustsource/" + c.trustSource
+	return trustSourcePrefix + c.trustSource
 }
 
 func (c candidate) String() string {
@@ -64,24 +69,32 @@ func (c candidate) String() string {
 		return fmt.Sprintf("Secret %s key %s (label)", c.source.Name, c.source.Key)
 	case trustv1.LegDeclared:
 		return fmt.Sprintf("Secret %s key %s (declared TrustAnchor)", c.source.Name, c.source.Key)
+	case trustv1.LegTenantProjection:
+		return fmt.Sprintf("Secret %s key %s (TenantProjection %s)", c.source.Name, c.source.Key, c.trustSource)
 	}
 	return fmt.Sprintf("Secret %s key %s (TrustSource %s)", c.source.Name, c.source.Key, c.trustSource)
 }
 
-// legOf tells from the annotation how a TrustAnchor came to exist.
+// Prefixes of the DiscoveredByAnnotation's value, before a name.
+const (
+	trustSourcePrefix      = "trustsource/"
+	tenantProjectionPrefix = "tenantprojection/"
+)
+
+// legOf tells from the annotation how a TrustAnchor came to exist, and the
+// TrustSource or TenantProjection that made it.
 func legOf(ta *trustv1.TrustAnchor) (trustv1.Leg, string) {
 	v, ok := ta.Annotations[trustv1.DiscoveredByAnnotation]
-	switch {
-	case !ok:
-		return trustv1.LegDeclared, ""
-	case v == "label":
+	if v == "label" {
 		return trustv1.LegLabel, ""
-	default:
-		if len(v) > len("trustsource/") && v[:len("trustsource/")] == "trustsource/" {
-			return trustv1.LegTrustSource, v[len("trustsource/"):]
-		}
-		return trustv1.LegDeclared, ""
 	}
+	if name, found := strings.CutPrefix(v, trustSourcePrefix); ok && found && name != "" {
+		return trustv1.LegTrustSource, name
+	}
+	if name, found := strings.CutPrefix(v, tenantProjectionPrefix); ok && found && name != "" {
+		return trustv1.LegTenantProjection, name
+	}
+	return trustv1.LegDeclared, ""
 }
 
 // ruleProblem is what a TrustSource that selects, or may select, a release
@@ -90,11 +103,16 @@ type ruleProblem struct {
 	reason, message string
 }
 
-// discover returns the claims of the label and name legs on a release, label
-// leg first, then TrustSources by name; claims of the same Secret and key are
+// discover returns the claims of the discovery legs on a release: the
+// platform's TenantProjections first (the chart's own word), then the label
+// leg, then TrustSources by name; claims of the same Secret and key are
 // one. problems are what rules could not decide or claim for the release.
 func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release string, hr *helmv2.HelmRelease, ns *namespaceLabels) (_ []candidate, problems []ruleProblem, _ error) {
-	var out []candidate
+	out, err := r.sentinelClaims(ctx, namespace, release)
+	if err != nil {
+		return nil, nil, err
+	}
+	var labels []candidate
 	labelled, err := r.labelledSources(ctx, namespace, release)
 	if err != nil {
 		return nil, nil, err
@@ -104,9 +122,10 @@ func (r *TrustAnchorReconciler) discover(ctx context.Context, namespace, release
 		if key == "" {
 			key = trustv1.DefaultSourceKey
 		}
-		out = append(out, candidate{leg: trustv1.LegLabel, source: trustv1.SecretKeySource{Name: s.Name, Key: key}})
+		labels = append(labels, candidate{leg: trustv1.LegLabel, source: trustv1.SecretKeySource{Name: s.Name, Key: key}})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].source.Name < out[j].source.Name })
+	sort.Slice(labels, func(i, j int) bool { return labels[i].source.Name < labels[j].source.Name })
+	out = append(out, labels...)
 
 	if hr != nil {
 		rules, err := r.matchingTrustSources(ctx, hr, ns)

@@ -61,6 +61,7 @@ func (r *TrustAnchorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		)).
 		WatchesMetadata(&corev1.Secret{}, r.secretEvents(r.labelled)).
 		Watches(&trustv1.TrustSource{}, handler.EnqueueRequestsFromMapFunc(r.requestsForTrustSource))
+	b = r.watchSentinels(b, mgr)
 	if r.Sources != nil {
 		b = b.WatchesRawSource(source.Kind[client.Object](r.Sources, &corev1.Secret{}, r.secretEvents(nil)))
 	}
@@ -91,7 +92,7 @@ func (r *TrustAnchorReconciler) requestsForTrustSource(ctx context.Context, o cl
 	}
 	var reqs []reconcile.Request
 	var tas trustv1.TrustAnchorList
-	if err := r.List(ctx, &tas, client.MatchingFields{discoveredByIndex: "trustsource/" + ts.Name}); err != nil {
+	if err := r.List(ctx, &tas, client.MatchingFields{discoveredByIndex: trustSourcePrefix + ts.Name}); err != nil {
 		log.Error(err, "listing TrustAnchors by TrustSource", "trustsource", ts.Name)
 	}
 	for _, ta := range tas.Items {

@@ -73,7 +73,20 @@ func (r *TrustAnchorReconciler) recordProjection(ta *trustv1.TrustAnchor, res *p
 	if res.Changed {
 		metrics.ProjectionWritten(ta.Namespace)
 	}
-	certs := res.Bundle.Certificates
+	fp := r.recordCertificates(ta, res.Bundle)
+	if !res.Changed && ta.Status.LastRotationTime != nil {
+		return
+	}
+	ta.Status.LastRotationTime = ptr.To(metav1.NewTime(r.now()))
+	r.EventRecorder.AnnotatedEventf(ta, nil, anchorEventMetadata(ta, eventRevisionAnnotation, fp), corev1.EventTypeNormal,
+		trustv1.ProjectedReason, eventActionProject, "projected %d certificate(s) from Secret %s key %s into Secret %s (%s)",
+		len(res.Bundle.Certificates), ta.Spec.Source.Name, ta.GetSourceKey(), ta.ProjectionName(), fp)
+}
+
+// recordCertificates writes the projected certificates of bundle into the
+// status and returns their fingerprint.
+func (r *TrustAnchorReconciler) recordCertificates(ta *trustv1.TrustAnchor, bundle *pem.Bundle) string {
+	certs := bundle.Certificates
 	ta.Status.ProjectedSecret = ta.ProjectionName()
 	ta.Status.Certificates = make([]trustv1.CertificateInfo, 0, len(certs))
 	var earliest *metav1.Time
@@ -91,18 +104,11 @@ func (r *TrustAnchorReconciler) recordProjection(ta *trustv1.TrustAnchor, res *p
 	// The same re-encoded certificates as the projection, for readers of
 	// the TrustAnchor who may read no Secret.
 	ta.Status.CABundle = ""
-	if len(res.Bundle.PEM) <= trustv1.MaxCABundleLength {
-		ta.Status.CABundle = string(res.Bundle.PEM)
+	if len(bundle.PEM) <= trustv1.MaxCABundleLength {
+		ta.Status.CABundle = string(bundle.PEM)
 	}
-	fp := "sha256:" + ta.Status.Certificates[0].SHA256[:16]
-	ta.Status.Fingerprint = fp
-	if !res.Changed && ta.Status.LastRotationTime != nil {
-		return
-	}
-	ta.Status.LastRotationTime = ptr.To(metav1.NewTime(r.now()))
-	r.EventRecorder.AnnotatedEventf(ta, nil, anchorEventMetadata(ta, eventRevisionAnnotation, fp), corev1.EventTypeNormal,
-		trustv1.ProjectedReason, eventActionProject, "projected %d certificate(s) from Secret %s key %s into Secret %s (%s)",
-		len(certs), ta.Spec.Source.Name, ta.GetSourceKey(), ta.ProjectionName(), fp)
+	ta.Status.Fingerprint = "sha256:" + ta.Status.Certificates[0].SHA256[:16]
+	return ta.Status.Fingerprint
 }
 
 // checkCertificates reports what is wrong with certificates that were

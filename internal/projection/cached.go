@@ -64,7 +64,7 @@ var errStale = errors.New("the cached projection is not enough to decide")
 //
 // Anything else (another manager's entry: a foreign Secret, a key added or
 // a ca.crt edited by someone else; no digest yet; an owner reference to a
-// former owner) is errStale.
+// former owner; a projection another controller claims) is errStale.
 func (w *Writer) writeFromCache(ctx context.Context, desired *corev1.Secret, bundle *pem.Bundle) (*Result, error) {
 	var cached metav1.PartialObjectMetadata
 	cached.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
@@ -80,7 +80,7 @@ func (w *Writer) writeFromCache(ctx context.Context, desired *corev1.Secret, bun
 		return nil, fmt.Errorf("reading Secret %s from the cache: %w", desired.Name, err)
 	}
 	have, ok := cached.Annotations[DigestAnnotation]
-	if !ok || !w.onlyOurs(&cached) || staleOwner(&cached, ownerOf(desired)) {
+	if !ok || !w.onlyOurs(&cached) || staleOwner(&cached, ownerOf(desired)) || w.Adopt.claimed(&cached) {
 		return nil, errStale
 	}
 	changed := have != desired.Annotations[DigestAnnotation]

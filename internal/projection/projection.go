@@ -106,6 +106,9 @@ type Writer struct {
 	// TenantCALabel is stamped on every projection, e.g.
 	// internal.cozystack.io/tenant-ca.
 	TenantCALabel string
+	// Adopt, when set, recognizes projections another controller claims:
+	// they are never written but as it allows.
+	Adopt *Adoption
 }
 
 // Result describes a successful Write.
@@ -114,6 +117,9 @@ type Result struct {
 	Bundle *pem.Bundle
 	// Changed is true when the projection's content changed (or was created).
 	Changed bool
+	// Adopted is true when the write took over another controller's
+	// projection (Adoption).
+	Adopted bool
 }
 
 // Write guards raw, the value lifted from the source, and projects it into
@@ -165,10 +171,15 @@ func (w *Writer) write(ctx context.Context, desired *corev1.Secret, bundle *pem.
 	case err != nil:
 		return nil, fmt.Errorf("reading Secret %s: %w", desired.Name, err)
 	}
+	changed := !bytes.Equal(current.Data[trustv1.ProjectionKey], bundle.PEM)
+	if w.Adopt.claimed(&current) {
+		// Claimed by another controller, even if this writer wrote it once
+		// (and handed it over): taken over only when allowed.
+		return w.adopt(ctx, &current, desired, bundle, changed)
+	}
 	if !w.owns(&current) {
 		return nil, ErrCollision
 	}
-	changed := !bytes.Equal(current.Data[trustv1.ProjectionKey], bundle.PEM)
 	if len(current.Data) != 1 || staleOwner(&current, ownerOf(desired)) {
 		// Someone added a key, or the projection has a former owner. Apply
 		// cannot remove a field another manager, or the create, wrote;

@@ -42,6 +42,15 @@ const (
 	// keyCertSign, expired or expiring soon. The anchor is still projected.
 	// It affects Ready only for an expired certificate.
 	CertificateWarningCondition string = "CertificateWarning"
+
+	// ProjectedByPlatformCondition is True when <release>.tenant-ca is the
+	// platform's: written by its TenantProjection controller (owner-referenced
+	// to a TenantProjection) while the trust-controller leaves those
+	// projections to it (--tenant-projections=platform). Informational, of
+	// positive polarity: credo does not write the projection then, records
+	// it and checks its certificates, and Ready says the anchor is
+	// projected. Removed once credo projects the release itself.
+	ProjectedByPlatformCondition string = "ProjectedByPlatform"
 )
 
 // Reasons of the TrustAnchor conditions.
@@ -105,6 +114,27 @@ const (
 	// ProjectedReason (Normal event): the projection was written with new
 	// content: created, or rotated because the source changed.
 	ProjectedReason string = "Projected"
+
+	// PlatformProjectionReason (ProjectedByPlatform=True, and one Normal
+	// event when it becomes so): the platform's TenantProjection controller
+	// wrote the projection; credo records it and does not write it.
+	PlatformProjectionReason string = "PlatformProjection"
+
+	// WaitingForPlatformReason (Reconciling): a TenantProjection claims the
+	// release and the platform's controller projects it; no projection
+	// exists yet.
+	WaitingForPlatformReason string = "WaitingForPlatform"
+
+	// AdoptedReason (Normal event): with --tenant-projections=credo, the
+	// platform's projection was taken over in place: the same Secret (UID)
+	// and bytes, owner-referenced to the HelmRelease from then on.
+	AdoptedReason string = "Adopted"
+
+	// HandedBackReason (Normal event): with --tenant-projections=platform,
+	// a projection credo wrote for a release a TenantProjection claims was
+	// owner-referenced to that TenantProjection, which makes it the
+	// platform controller's own: it keeps the Secret and its bytes.
+	HandedBackReason string = "HandedBack"
 )
 
 // Reasons of the TrustSource conditions.

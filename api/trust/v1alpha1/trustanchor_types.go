@@ -43,14 +43,15 @@ const (
 
 	// DiscoveredByAnnotation is set by the trust-controller on the TrustAnchors
 	// it creates: "label" for the label leg, "trustsource/<name>" for the name
-	// leg. A TrustAnchor without it was declared (rendered by a chart).
+	// leg, "tenantprojection/<name>" for a TenantProjection of the platform.
+	// A TrustAnchor without it was declared (rendered by a chart).
 	DiscoveredByAnnotation = "trust.credo.dev/discovered-by"
 
 	defaultInterval = time.Hour
 )
 
 // Leg says how the source of a TrustAnchor was found.
-// +kubebuilder:validation:Enum=Label;TrustSource;Declared
+// +kubebuilder:validation:Enum=Label;TrustSource;TenantProjection;Declared
 type Leg string
 
 const (
@@ -58,6 +59,9 @@ const (
 	LegLabel Leg = "Label"
 	// LegTrustSource: a TrustSource rule naming the Secret after the release.
 	LegTrustSource Leg = "TrustSource"
+	// LegTenantProjection: a TenantProjection (internal.cozystack.io), the
+	// platform's sentinel its charts render, names the source.
+	LegTenantProjection Leg = "TenantProjection"
 	// LegDeclared: the TrustAnchor was declared, typically rendered by the chart.
 	LegDeclared Leg = "Declared"
 )
@@ -183,6 +187,11 @@ type TrustAnchorStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	TrustSource string `json:"trustSource,omitempty"`
+
+	// tenantProjection names the TenantProjection on the TenantProjection leg.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	TenantProjection string `json:"tenantProjection,omitempty"`
 
 	// projectedSecret is the name of the projection, <release>.tenant-ca, once written.
 	// +kubebuilder:validation:MaxLength=253
