@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package tenantprojection reads the platform's TenantProjection sentinels
 // (internal.cozystack.io/v1alpha1, short name tproj) and recognizes the
 // projections its own controller writes. A chart written for the platform
