@@ -55,8 +55,11 @@ func TestMain(m *testing.M) {
 			return Setup(ctx, e.Setup, Options{
 				PlatformSourceNamespaces: []string{testSourceNamespace},
 				LabelDomain:              testDomain,
-				// Benchmarks run a manager of their own on namespaces labelled benchNamespaceLabel.
-				NamespaceSelector:   "!" + benchNamespaceLabel,
+				// Benchmarks run a manager of their own on namespaces
+				// labelled benchNamespaceLabel, and the takeover tests one
+				// with --tenant-projections=credo on those labelled
+				// takeoverNamespaceLabel (tenantprojection_test.go).
+				NamespaceSelector:   "!" + benchNamespaceLabel + ",!" + takeoverNamespaceLabel,
 				ExpiryWarningWindow: 30 * 24 * time.Hour,
 				Concurrent:          4,
 			})
