@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package platform holds stand-ins for the platform's own controllers,
 // written for credo's tests from what the platform documents of them
 // (docs/design/cozystack-platform.md): never the platform's code, which is
