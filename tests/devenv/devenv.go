@@ -83,6 +83,11 @@ type Environment struct {
 	// namespace is DemoNamespace; empty when no samples were applied.
 	DemoTenantKubeconfig string
 
+	// ExtraArgs are flags a controller is started with, by controller
+	// name, besides those startController gives it: a test that restarts
+	// a controller with a flag changed (RestartController) sets them.
+	ExtraArgs map[string][]string
+
 	// kubeconfigs are the controllers' own, by controller name.
 	kubeconfigs   map[string]string
 	accessAPIPort int
@@ -240,6 +245,7 @@ func (e *Environment) startController(ctx context.Context, name, binary string) 
 		args = append(args, "--namespace="+PlatformNamespace, "--enrollment-addr="+addr,
 			"--enrollment-hosts=127.0.0.1,localhost")
 	}
+	args = append(args, e.ExtraArgs[name]...)
 	c.Process, err = e.StartProcess(name, binary, []string{"KUBECONFIG=" + e.kubeconfigs[name]}, args...)
 	if err != nil {
 		return c, err

@@ -69,6 +69,7 @@ var localOnlyTests = []string{
 	"TestValuesShadowedInGitAreNeverReportedApplied",
 	"TestAForgedReleaseStatusNeverMakesAPlatformAccountApplied",
 	"TestEveryWriteCarriesItsBinarysOneName",
+	"TestAPlatformShapedReleaseBesideThePlatformsControllers",
 }
 
 // clusterOnlyTests need credo installed as users install it: Deployments,
