@@ -18,6 +18,8 @@ package trust
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -30,10 +32,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/fieldowner"
 	"github.com/credo-dev/credo/internal/tenantprojection"
+	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/platform"
 	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
@@ -277,6 +281,27 @@ func TestWithCredoProjectingTheSentinelSaysWhyNot(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(sentinelReady(g, ns, "postgres-main-ca")).To(HaveField("Reason", tenantprojection.SourceRejectedReason))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+// The sample sentinel, as shipped, is valid against the platform's schema
+// and claims its release on the TenantProjection leg; with the platform's
+// controller not running, credo (by default) waits for it.
+func TestTheTenantProjectionSampleClaimsItsRelease(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.NewNamespace(t)
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "samples", "trust", "tenantprojection.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	u := tenantprojection.New()
+	g.Expect(yaml.Unmarshal(raw, &u.Object)).To(Succeed())
+	u.SetNamespace(ns)
+	labels := u.GetLabels()
+	labels["helm.toolkit.fluxcd.io/namespace"] = ns
+	u.SetLabels(labels)
+	g.Expect(env.Client.Create(context.Background(), u)).To(Succeed())
+	env.NewHelmRelease(t, ns, "postgres-main", "postgres", nil)
+	ta := anchorWith(g, ns, "postgres-main", hasReason(trustv1.SourceUnavailableCondition, trustv1.WaitingForPlatformReason))
+	g.Expect(ta.Status.Leg).To(Equal(trustv1.LegTenantProjection))
+	g.Expect(ta.Spec.Source).To(Equal(trustv1.SecretKeySource{Name: "postgres-main-ca", Key: "ca.crt"}))
 }
 
 // normalEvents counts the Normal events of reason on the TrustAnchor.
