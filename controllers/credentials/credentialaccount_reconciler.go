@@ -27,6 +27,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/events"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -66,11 +67,19 @@ type CredentialAccountReconciler struct {
 	// the zero Shard serves all. The manager's cache must hold only the
 	// shard's ShardedObjects.
 	Shard shard.Shard
+	// ValuesFromOwners selects the HelmReleases whose spec.valuesFrom
+	// another writer owns (--values-from-owner-selector): credo never
+	// edits their list, and reports an entry missing from it
+	// (ValuesFromMissing). Nil or empty selects none.
+	ValuesFromOwners labels.Selector
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 
 	// engines are the operator kinds observed for the Applied condition.
 	engines appliedEngines
+	// rewrites bounds what credo puts back on a release after another
+	// writer undid it.
+	rewrites rewriteGuard
 }
 
 // dropLegacyFinalizer removes the finalizer an earlier version put on acct.

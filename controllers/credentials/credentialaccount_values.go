@@ -34,10 +34,6 @@ import (
 	"github.com/credo-dev/credo/internal/reconciler"
 )
 
-// gitOpsOwnerLabels mark a HelmRelease applied from Git by Flux; an edit of
-// its spec would be reverted at the next apply.
-var gitOpsOwnerLabels = []string{"kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/name"}
-
 // deliverValues makes the HelmRelease's valuesFrom carry the account's
 // entry where nothing else can shadow it: before every entry credo did not
 // write, alone at its targetPath (placeValues), leaving every other entry
@@ -47,9 +43,11 @@ var gitOpsOwnerLabels = []string{"kustomize.toolkit.fluxcd.io/name", "helm.toolk
 // account and the release. A release with post-renderers is
 // DeliveryFailed ValuesShadowed: they may rewrite what the chart renders.
 // A suspended release is reported, and a password minted or revoked since
-// before (the last operation the status recorded) is a Warning; a release
-// applied from Git is not edited, and the condition says which entry Git
-// must carry, and where.
+// before (the last operation the status recorded) is a Warning. A release
+// whose valuesFrom another writer owns (valuesOwnerOf: Git, or the
+// platform) is not edited, and the condition says which entry the owner
+// must list, and where. What another writer keeps undoing is put back a
+// bounded number of times (rewriteGuard), then ValuesFromContested.
 func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, before *credv1.Operation) error {
 	want := valuesRef(acct)
 	accounts, err := r.accountEntries(ctx, hr)
@@ -58,7 +56,14 @@ func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *c
 	}
 	accounts[want.Name] = want
 	p := placementOf(hr, want, accounts)
-	label := acct.GetOwner() == credv1.OwnerPlatform && hr.Labels[credv1.PlatformValuesLabel] != "true"
+	platform := acct.GetOwner() == credv1.OwnerPlatform
+	label := platform && hr.Labels[credv1.PlatformValuesLabel] != "true"
+	if p.good() {
+		r.rewrites.held(hr.UID, r.now(), want.Name)
+	}
+	if platform && !label {
+		r.rewrites.held(hr.UID, r.now(), platformLabelItem)
+	}
 	if !p.good() || label {
 		if err := r.placeEntry(ctx, acct, hr, want, accounts, p, label); err != nil {
 			return err
@@ -81,43 +86,40 @@ func (r *CredentialAccountReconciler) deliverValues(ctx context.Context, acct *c
 
 // placeEntry writes the account's entry where placeValues puts it (and the
 // platform label when label), with an optimistic lock, recording a
-// Warning when something else set the account's path. A release applied
-// from Git is left to Git, but for the label: Stalled ManagedByGitOps
-// without the entry, ValuesShadowed when another entry sets its path; an
-// entry Git keeps behind others is judged by what was deployed (Applied).
+// Warning when something else set the account's path. A release whose
+// valuesFrom another writer owns is left to it, but for the label
+// (valuesOwner.report says what the owner must change). What credo puts
+// back after another writer undid it is counted, and refused once
+// contested (rewriteGuard).
 func (r *CredentialAccountReconciler) placeEntry(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, want helmv2.ValuesReference, accounts map[string]helmv2.ValuesReference, p placement, label bool) error {
-	shadowed := p.shadowed()
-	if l, gitops := appliedFromGit(hr); gitops {
-		if label {
-			if _, err := r.patchRelease(ctx, hr, func(hr *helmv2.HelmRelease) { setPlatformLabel(hr) }); err != nil {
-				return fmt.Errorf("labelling HelmRelease %s: %w", hr.Name, err)
+	owner, owned := r.valuesOwnerOf(hr)
+	var items []string
+	if !owned && !p.good() {
+		items = append(items, want.Name)
+	}
+	if label {
+		items = append(items, platformLabelItem)
+	}
+	if len(items) > 0 {
+		if err := r.writeRelease(ctx, acct, hr, want, items, func(hr *helmv2.HelmRelease) {
+			if !owned && !p.good() {
+				hr.Spec.ValuesFrom = placeValues(hr.Spec.ValuesFrom, want, accounts)
 			}
-		}
-		switch {
-		case shadowed:
-			if conditions.GetReason(acct, credv1.DeliveryFailedCondition) != credv1.ValuesShadowedReason {
-				metrics.ValuesShadowed(acct.Namespace)
+			if label {
+				setPlatformLabel(hr)
 			}
-			return reconciler.NewStalling(credv1.ValuesShadowedReason,
-				"HelmRelease %s is applied from Git (%s); in Git, remove what else sets %s (%s) and put the entry for Secret %s first",
-				hr.Name, l, want.TargetPath, strings.Join(p.overlapping, ", "), want.Name)
-		case !p.carried:
-			return reconciler.NewStalling(credv1.ManagedByGitOpsReason,
-				"HelmRelease %s is applied from Git (%s); add to its spec.valuesFrom, first: {kind: Secret, name: %s, valuesKey: %s, targetPath: %s}",
-				hr.Name, l, want.Name, want.ValuesKey, want.TargetPath)
+		}); err != nil {
+			return err
 		}
+	}
+	if owned {
+		return owner.report(acct, hr, want, p)
+	}
+	if p.good() {
 		return nil
 	}
-	if _, err := r.patchRelease(ctx, hr, func(hr *helmv2.HelmRelease) {
-		hr.Spec.ValuesFrom = placeValues(hr.Spec.ValuesFrom, want, accounts)
-		if label {
-			setPlatformLabel(hr)
-		}
-	}); err != nil {
-		return fmt.Errorf("updating valuesFrom of HelmRelease %s: %w", hr.Name, err)
-	}
 	switch {
-	case shadowed:
+	case p.shadowed():
 		metrics.ValuesShadowed(acct.Namespace)
 		r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.ValuesShadowedReason,
 			"the valuesFrom entry for Secret %s at %s was shadowed by %s; credo put it first and removed the other entries at its path",
@@ -132,15 +134,45 @@ func (r *CredentialAccountReconciler) placeEntry(ctx context.Context, acct *cred
 	return nil
 }
 
-// appliedFromGit returns the label by which Flux applies hr from Git, if
-// any: an edit of its spec would be reverted at the next apply.
-func appliedFromGit(hr *helmv2.HelmRelease) (string, bool) {
-	for _, l := range gitOpsOwnerLabels {
-		if _, ok := hr.Labels[l]; ok {
-			return l, true
+// writeRelease patches hr with mutate, which writes items (the account's
+// entry, want, and or the platform label), unless one of them is
+// contested: then nothing is written, and the account is Stalled
+// ValuesFromContested, with one Warning when the contest begins. The
+// guard, not the cached status, says when that is: the write that
+// preceded it queues reconciles that may read the account before its
+// status shows the contest, and must not record it again.
+func (r *CredentialAccountReconciler) writeRelease(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, want helmv2.ValuesReference, items []string, mutate func(*helmv2.HelmRelease)) error {
+	if item, fresh := r.rewrites.contested(hr.UID, r.now(), items...); item != "" {
+		err := contestedError(hr, want, item)
+		if fresh {
+			r.events(hr).Warn(acct, account.EventMetadata(acct), credv1.ValuesFromContestedReason, "%s", err.Error())
 		}
+		err.Config = reconciler.Config{Event: reconciler.EventTypeNone, Log: true}
+		return err
 	}
-	return "", false
+	if _, err := r.patchRelease(ctx, hr, mutate); err != nil {
+		return fmt.Errorf("updating HelmRelease %s: %w", hr.Name, err)
+	}
+	for range r.rewrites.wrote(hr.UID, r.now(), items...) {
+		metrics.ValuesFromRewritten(acct.Namespace)
+	}
+	return nil
+}
+
+// contestedError says what credo stopped putting back on hr, and how to
+// make one writer own it.
+func contestedError(hr *helmv2.HelmRelease, want helmv2.ValuesReference, item string) *reconciler.Stalling {
+	if item == platformLabelItem {
+		return reconciler.NewStalling(credv1.ValuesFromContestedReason,
+			"credo put the label %s back on HelmRelease %s %d times within %s after another writer removed it, and stopped rather than fight over it; "+
+				"have the writer that owns the release's labels keep %s: \"true\" (the credo-platform-releases admission policy guards the release only while it is there)",
+			credv1.PlatformValuesLabel, hr.Name, maxRewrites, rewriteWindow, credv1.PlatformValuesLabel)
+	}
+	return reconciler.NewStalling(credv1.ValuesFromContestedReason,
+		"credo put the valuesFrom entry for Secret %s back on HelmRelease %s %d times within %s after another writer removed or moved it, and stopped rather than fight over spec.valuesFrom; "+
+			"if that writer owns the list (the platform's apps API), match the release with the credential-controller's --values-from-owner-selector and have the writer list "+
+			"{kind: Secret, name: %s, valuesKey: %s, targetPath: %s}; otherwise stop what undoes it. credo writes it again once it is found in place (first, alone at its path) without credo writing it, or after a restart",
+		want.Name, hr.Name, maxRewrites, rewriteWindow, want.Name, want.ValuesKey, want.TargetPath)
 }
 
 // setPlatformLabel marks hr as delivering a platform account.
@@ -195,8 +227,8 @@ func (r *CredentialAccountReconciler) removeValues(ctx context.Context, acct *cr
 }
 
 // dropValuesEntry drops the entries naming the account Secret secret from
-// the valuesFrom of the HelmRelease key, unless Git owns them or the
-// release is gone or going.
+// the valuesFrom of the HelmRelease key, unless another writer owns the
+// list (Git, the platform: valuesOwnerOf) or the release is gone or going.
 func (r *CredentialAccountReconciler) dropValuesEntry(ctx context.Context, key client.ObjectKey, secret string) error {
 	var hr helmv2.HelmRelease
 	if err := r.Get(ctx, key, &hr); err != nil {
@@ -207,13 +239,19 @@ func (r *CredentialAccountReconciler) dropValuesEntry(ctx context.Context, key c
 		return nil
 	}
 
-	if _, gitops := appliedFromGit(&hr); gitops {
-		// Git owns the entry; an edit would be reverted.
+	if _, owned := r.valuesOwnerOf(&hr); owned {
+		// The owner lists the entry; an edit would be reverted.
 		return nil
 	}
-	return r.editValuesFrom(ctx, &hr, func(in []helmv2.ValuesReference) []helmv2.ValuesReference {
+	if err := r.editValuesFrom(ctx, &hr, func(in []helmv2.ValuesReference) []helmv2.ValuesReference {
 		return withoutAccount(in, want)
-	})
+	}); err != nil {
+		return err
+	}
+	// credo removed it itself: adding it again later puts back nothing
+	// someone else undid.
+	r.rewrites.forget(hr.UID, secret)
+	return nil
 }
 
 // withoutAccount drops entries for the account's Secret and key.

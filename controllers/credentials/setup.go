@@ -19,12 +19,14 @@ package credentials
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -69,7 +71,19 @@ type Options struct {
 	// (Limits.PlatformPerNamespace); DefaultMaxPlatformAccountsPerNamespace
 	// when zero, no limit when negative.
 	MaxPlatformAccountsPerNamespace int
+	// ValuesFromOwnerSelector is a label selector of the HelmReleases whose
+	// spec.valuesFrom another writer owns (the platform's apps API and
+	// application definitions set the whole list): credo never edits it
+	// and reports the entry the owner must list (ValuesFromMissing).
+	// Empty selects none.
+	ValuesFromOwnerSelector string
 }
+
+// DefaultValuesFromOwnerSelector selects the releases of cozystack's apps
+// API, which labels every application's HelmRelease so and rebuilds it,
+// valuesFrom included, on every edit of the application. It selects
+// nothing on a cluster without the platform.
+const DefaultValuesFromOwnerSelector = "apps.cozystack.io/application.group=apps.cozystack.io"
 
 // BindFlags binds the options to fs with their defaults.
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
@@ -86,6 +100,21 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"The most generated accounts a namespace may have; a release whose new accounts would exceed it gets none of them (AccountLimitExceeded). Negative: no limit.")
 	fs.IntVar(&o.MaxPlatformAccountsPerNamespace, "max-platform-accounts-per-namespace", DefaultMaxPlatformAccountsPerNamespace,
 		"The most platform accounts (each a password kept in --platform-namespace) a namespace may have before AccountSources generate no more (AccountLimitExceeded). Negative: no limit.")
+	fs.StringVar(&o.ValuesFromOwnerSelector, "values-from-owner-selector", DefaultValuesFromOwnerSelector,
+		"A label selector of the HelmReleases whose spec.valuesFrom another writer owns (the platform's application definitions): credo never edits their list and reports the entry it must list (ValuesFromMissing). Empty: none; credo then adds its entries to every release not applied from Git.")
+}
+
+// valuesFromOwners parses ValuesFromOwnerSelector; empty selects nothing
+// (labels.Parse would select everything).
+func (o Options) valuesFromOwners() (labels.Selector, error) {
+	if strings.TrimSpace(o.ValuesFromOwnerSelector) == "" {
+		return labels.Nothing(), nil
+	}
+	sel, err := labels.Parse(o.ValuesFromOwnerSelector)
+	if err != nil {
+		return nil, fmt.Errorf("parsing --values-from-owner-selector: %w", err)
+	}
+	return sel, nil
 }
 
 // limits are the AccountSources' limits the options set.
@@ -121,6 +150,10 @@ func ConfigureCache(o *ctrl.Options, s shard.Shard) {
 // alike.
 func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	mgr := s.Manager
+	owners, err := o.valuesFromOwners()
+	if err != nil {
+		return err
+	}
 	accounts := &CredentialAccountReconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -129,6 +162,7 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 		AccountKeys:       NewAccountKeys(o.AnnotationDomain),
 		PlatformNamespace: o.PlatformNamespace,
 		Shard:             s.Shard,
+		ValuesFromOwners:  owners,
 	}
 	if err := accounts.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the CredentialAccount controller: %w", err)

@@ -63,6 +63,8 @@ func TestMain(m *testing.M) {
 			return Setup(ctx, e.Setup, Options{AnnotationDomain: testAnnotationDomain, PlatformNamespace: testPlatformNamespace,
 				PlatformSourceNamespaces: []string{testSourceNamespace},
 				MaxAccountsPerRelease:    testMaxAccountsPerRelease, MaxAccountsPerNamespace: testMaxAccountsPerNamespace,
-				MaxPlatformAccountsPerNamespace: testMaxPlatformAccountsPerNamespace})
+				MaxPlatformAccountsPerNamespace: testMaxPlatformAccountsPerNamespace,
+				// The flag's default, as cmd/credential-controller binds it.
+				ValuesFromOwnerSelector: DefaultValuesFromOwnerSelector})
 		}))
 }

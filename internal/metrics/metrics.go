@@ -82,6 +82,10 @@ var (
 		Name: "credo_credential_values_shadowed_total",
 		Help: "Accounts delivered through valuesFrom found shadowed: another entry, a post-renderer, or deployed values that do not carry the account's verifier.",
 	}, []string{labelNamespace})
+	valuesFromRewritten = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_credential_values_from_rewritten_total",
+		Help: "Writes by which the credential-controller put back what it had placed on a HelmRelease (its valuesFrom entry, the platform-values label) after another writer undid it; bounded per release, then ValuesFromContested.",
+	}, []string{labelNamespace})
 	recordsSwept = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "credo_credential_records_swept_total",
 		Help: "Account Secrets and kept platform passwords deleted by the sweep, by tenant namespace and why (AccountDeleted, NamespaceDeleted, ReleaseDeleted).",
@@ -121,7 +125,7 @@ var (
 func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		projectionsWritten, keysRefused, trustCollisions,
-		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered, valuesShadowed, recordsSwept,
+		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered, valuesShadowed, valuesFromRewritten, recordsSwept,
 		mints, revocations, accessRefused,
 		enrollments, renewals, enrollmentRefused, duplicateIdentities,
 	}
@@ -155,6 +159,11 @@ func VerifierTampered(namespace string) { verifiersTampered.WithLabelValues(name
 // ValuesShadowed counts an account delivered through valuesFrom found
 // shadowed (credv1.ValuesShadowedReason).
 func ValuesShadowed(namespace string) { valuesShadowed.WithLabelValues(namespace).Inc() }
+
+// ValuesFromRewritten counts a write putting back, on a HelmRelease, what
+// credo had placed and another writer undid (credv1.ValuesFromContestedReason
+// once too many).
+func ValuesFromRewritten(namespace string) { valuesFromRewritten.WithLabelValues(namespace).Inc() }
 
 // Why the credential-controller's sweep deletes a record (an account
 // Secret, a platform account's kept password).

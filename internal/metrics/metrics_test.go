@@ -48,6 +48,8 @@ func TestEveryCounterMovesWithItsLabels(t *testing.T) {
 			accountRotations.WithLabelValues("credo-system")},
 		{"an account collision counts in its namespace", func() { AccountCollision("tenant-b") },
 			accountCollisions.WithLabelValues("tenant-b")},
+		{"a rewritten valuesFrom entry counts in its namespace", func() { ValuesFromRewritten("tenant-b") },
+			valuesFromRewritten.WithLabelValues("tenant-b")},
 		{"a swept record counts by namespace and reason", func() { RecordSwept("tenant-b", SweptNamespaceDeleted) },
 			recordsSwept.WithLabelValues("tenant-b", SweptNamespaceDeleted)},
 		{"a mint counts in its namespace", func() { Minted("tenant-b") }, mints.WithLabelValues("tenant-b")},

@@ -173,6 +173,21 @@ const (
 	// Git and an edit would be reverted; the message gives the valuesFrom
 	// entry the HelmRelease in Git must carry.
 	ManagedByGitOpsReason string = "ManagedByGitOps"
+
+	// ValuesFromMissingReason (DeliveryFailed, Stalled, and a Warning event
+	// on the transition): the HelmRelease's spec.valuesFrom is owned by
+	// another writer (it matches the credential-controller's
+	// --values-from-owner-selector, e.g. the platform's application
+	// definitions), which does not list the account's entry; credo never
+	// edits that list, and the message gives the entry the owner must list.
+	ValuesFromMissingReason string = "ValuesFromMissing"
+
+	// ValuesFromContestedReason (DeliveryFailed, Stalled, and a Warning
+	// event on the transition): something else kept undoing what credo
+	// wrote to the HelmRelease (its valuesFrom entry, or the platform-values
+	// label), and credo stopped writing it rather than fight; the message
+	// says how to make one writer own it.
+	ValuesFromContestedReason string = "ValuesFromContested"
 )
 
 // Reasons of events.
