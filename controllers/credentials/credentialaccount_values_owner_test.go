@@ -59,7 +59,7 @@ func TestReleaseWhoseValuesFromThePlatformOwnsIsNeverWritten(t *testing.T) {
 	hr := testenv.HelmReleaseObject(ns, "ch", "clickhouse", platformLabels("ClickHouse", "ch"))
 	hr.Spec.ValuesFrom = []helmv2.ValuesReference{cozystackValues}
 	g.Expect(env.Client.Create(ctx, hr)).To(Succeed())
-	platform := startPlatformValuesWriter(t, hr, []helmv2.ValuesReference{cozystackValues})
+	platform := startValuesFromWriter(t, hr, []helmv2.ValuesReference{cozystackValues})
 	newAccount(t, ns, "ch-app", "ch", "app", "sha256-hex", func(a *credv1.CredentialAccount) {
 		a.Spec.ValuesFrom = &credv1.ValuesFromTarget{TargetPath: "users.app.password_sha256_hex"}
 	})
@@ -93,7 +93,7 @@ func TestReleaseWhoseValuesFromThePlatformOwnsIsNeverWritten(t *testing.T) {
 
 	// The platform's definition lists the entry now.
 	entry := helmv2.ValuesReference{Kind: "Secret", Name: "ch.app.account", ValuesKey: "password", TargetPath: "users.app.password_sha256_hex"}
-	platform.Set(hr, []helmv2.ValuesReference{cozystackValues, entry})
+	platform.Set([]helmv2.ValuesReference{cozystackValues, entry})
 	a = accountWith(g, ns, "ch-app", accountReady)
 	g.Expect(conditions.Has(a, credv1.DeliveryFailedCondition)).To(BeFalse())
 
@@ -110,9 +110,9 @@ func TestReleaseWhoseValuesFromThePlatformOwnsIsNeverWritten(t *testing.T) {
 
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
 	g.Expect(hr.Spec.ValuesFrom).To(Equal([]helmv2.ValuesReference{cozystackValues, entry}), "the platform's list, as it wrote it")
-	g.Expect(platform.onlyLists([]helmv2.ValuesReference{cozystackValues}, []helmv2.ValuesReference{cozystackValues, entry})).To(BeTrue(),
+	g.Expect(platform.OnlyLists([]helmv2.ValuesReference{cozystackValues}, []helmv2.ValuesReference{cozystackValues, entry})).To(BeTrue(),
 		"no version of the release had a list the platform did not write")
-	g.Expect(platform.credoWroteValuesFrom()).To(BeFalse(), "credo's field manager never owned spec.valuesFrom")
+	g.Expect(platform.ManagerWroteValuesFrom(CredentialFieldOwner)).To(BeFalse(), "credo's field manager never owned spec.valuesFrom")
 
 	// Deleting the account leaves the platform's entry to the platform.
 	g.Expect(env.Client.Delete(ctx, a)).To(Succeed())
@@ -120,7 +120,7 @@ func TestReleaseWhoseValuesFromThePlatformOwnsIsNeverWritten(t *testing.T) {
 		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)
 		return hr.Spec.ValuesFrom
 	}, 2*time.Second, 200*time.Millisecond).Should(Equal([]helmv2.ValuesReference{cozystackValues, entry}))
-	g.Expect(platform.credoWroteValuesFrom()).To(BeFalse())
+	g.Expect(platform.ManagerWroteValuesFrom(CredentialFieldOwner)).To(BeFalse())
 
 	verifier := string(s.Data[credv1.PasswordKey])
 	assertNoSecretMaterial(g, ns, password, verifier)
@@ -140,15 +140,15 @@ func TestEntryErasedByAnotherWriterIsPutBackABoundedNumberOfTimes(t *testing.T) 
 	hr := testenv.HelmReleaseObject(ns, "ch", "clickhouse", nil)
 	hr.Spec.ValuesFrom = []helmv2.ValuesReference{tuning}
 	g.Expect(env.Client.Create(ctx, hr)).To(Succeed())
-	platform := startPlatformValuesWriter(t, hr, []helmv2.ValuesReference{tuning})
+	platform := startValuesFromWriter(t, hr, []helmv2.ValuesReference{tuning})
 	newAccount(t, ns, "ch-app", "ch", "app", "sha256-hex", func(a *credv1.CredentialAccount) {
 		a.Spec.ValuesFrom = &credv1.ValuesFromTarget{TargetPath: "users.app.password_sha256_hex"}
 	})
 	entry := helmv2.ValuesReference{Kind: "Secret", Name: "ch.app.account", ValuesKey: "password", TargetPath: "users.app.password_sha256_hex"}
 
 	// The first write, and maxRewrites more; then none.
-	g.Eventually(func() int { return platform.versionsWith(entry) }, 20*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 1+maxRewrites))
-	g.Consistently(func() int { return platform.versionsWith(entry) }, 5*time.Second, 200*time.Millisecond).Should(Equal(1+maxRewrites),
+	g.Eventually(func() int { return platform.VersionsWith(entry) }, 20*time.Second, 100*time.Millisecond).Should(BeNumerically(">=", 1+maxRewrites))
+	g.Consistently(func() int { return platform.VersionsWith(entry) }, 5*time.Second, 200*time.Millisecond).Should(Equal(1+maxRewrites),
 		"credo stops writing the release once the entry is contested")
 	a := accountWith(g, ns, "ch-app", accountReason(credv1.DeliveryFailedCondition, credv1.ValuesFromContestedReason))
 	g.Expect(conditions.IsStalled(a)).To(BeTrue())
@@ -164,9 +164,9 @@ func TestEntryErasedByAnotherWriterIsPutBackABoundedNumberOfTimes(t *testing.T) 
 	g.Consistently(func() int32 {
 		return env.WarningCount(g, ns, credv1.CredentialAccountKind, "ch-app", credv1.ValuesFromContestedReason)
 	}, 2*time.Second, 200*time.Millisecond).Should(Equal(int32(1)))
-	g.Expect(platform.versionsWith(entry)).To(Equal(1 + maxRewrites))
+	g.Expect(platform.VersionsWith(entry)).To(Equal(1 + maxRewrites))
 
 	// The owner lists the entry: the contest is over, the account Ready.
-	platform.Set(hr, []helmv2.ValuesReference{entry, tuning})
+	platform.Set([]helmv2.ValuesReference{entry, tuning})
 	accountWith(g, ns, "ch-app", accountReady)
 }

@@ -82,9 +82,10 @@ func TestAPlatformShapedReleaseBesideThePlatformsControllers(t *testing.T) {
 	go func() { projector.Run(pctx); close(projectorDone) }()
 	entry := helmv2.ValuesReference{Kind: "Secret", Name: credv1.AccountSecretName(release, "app"),
 		ValuesKey: credv1.PasswordKey, TargetPath: "users.app.password_sha256_hex"}
-	writer := &platform.ValuesFromWriter{Client: k8s, Release: client.ObjectKey{Namespace: ns, Name: release},
-		List: []helmv2.ValuesReference{{Kind: "Secret", Name: "cozystack-values"}, entry}}
-	go writer.Run(ctx)
+	list := []helmv2.ValuesReference{{Kind: "Secret", Name: "cozystack-values"}, entry}
+	writer, err := platform.StartValuesFromWriter(restConfig, k8s.Scheme(), client.ObjectKey{Namespace: ns, Name: release}, list)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer writer.Stop()
 
 	hr := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: release, Namespace: ns, Labels: map[string]string{
@@ -95,7 +96,7 @@ func TestAPlatformShapedReleaseBesideThePlatformsControllers(t *testing.T) {
 		Spec: helmv2.HelmReleaseSpec{
 			Interval:   metav1.Duration{Duration: time.Hour},
 			ChartRef:   &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: ea.Name, Namespace: ns},
-			ValuesFrom: writer.List,
+			ValuesFrom: list,
 		},
 	}
 	g.Expect(k8s.Create(ctx, hr)).To(Succeed())
@@ -132,7 +133,7 @@ func TestAPlatformShapedReleaseBesideThePlatformsControllers(t *testing.T) {
 	g.Consistently(func(g Gomega) {
 		var p corev1.Secret
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&before), &p)).To(Succeed())
-		g.Expect(fieldowner.Wrote(&p, "credo-trust-controller")).To(BeFalse(), "credo wrote the platform's projection")
+		g.Expect(fieldowner.Wrote(&p, fieldowner.TrustController)).To(BeFalse(), "credo wrote the platform's projection")
 		creates, _, collisions := projector.Counts()
 		g.Expect(creates).To(Equal(1))
 		g.Expect(collisions).To(BeZero())
@@ -148,7 +149,9 @@ func TestAPlatformShapedReleaseBesideThePlatformsControllers(t *testing.T) {
 		var acct credv1.CredentialAccount
 		return k8s.Get(ctx, client.ObjectKeyFromObject(account), &acct) == nil && conditions.IsTrue(&acct, credv1.AppliedCondition)
 	}, time.Minute, 250*time.Millisecond).Should(BeTrue(), "the account is Applied")
-	g.Expect(writer.Writes()).To(Equal(writes), "credo never wrote spec.valuesFrom")
+	g.Expect(writer.Writes()).To(Equal(writes), "the platform's writer never had to restore its list")
+	g.Expect(writer.ManagerWroteValuesFrom(fieldowner.CredentialController)).To(BeFalse(), "credo never wrote spec.valuesFrom")
+	g.Expect(writer.OnlyLists(list)).To(BeTrue(), "the list was only ever the platform's")
 
 	// The handover: the platform's controller stopped, credo switched.
 	stopProjector()

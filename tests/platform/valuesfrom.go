@@ -19,10 +19,15 @@ package platform
 import (
 	"context"
 	"reflect"
+	"strings"
 	"sync"
-	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -31,19 +36,108 @@ const ValuesFromFieldOwner = "cozystack-api"
 
 // ValuesFromWriter is a STAND-IN for the platform's writers of an
 // application release's spec.valuesFrom (its ApplicationDefinition
-// reconciler and its apps API): whenever the release's list differs from
-// List, it sets it to exactly List with a plain Update of the whole
-// object, as they do, dropping any entry it does not list. It polls
-// instead of watching: a stand-in, not a controller.
+// reconciler and its aggregated apps API): on every change of the release
+// it watches, it sets the list to exactly its own with a plain Update of
+// the whole object, as they do, dropping any entry it does not list. It
+// records every version of the release it saw, so a test can tell what
+// the list ever was and who wrote it.
 type ValuesFromWriter struct {
-	Client  client.Client
-	Release client.ObjectKey
-	// List is what the platform's definition makes the list: its
-	// cozystack-values entry, and the entries the definition declares.
-	List []helmv2.ValuesReference
+	c      client.WithWatch
+	key    client.ObjectKey
+	cancel context.CancelFunc
+	done   chan struct{}
 
 	mu     sync.Mutex
+	list   []helmv2.ValuesReference
+	seen   []*helmv2.HelmRelease
 	writes int
+}
+
+// StartValuesFromWriter starts the stand-in on the release key with list,
+// as cfg's user; Stop ends it.
+func StartValuesFromWriter(cfg *rest.Config, scheme *runtime.Scheme, key client.ObjectKey, list []helmv2.ValuesReference) (*ValuesFromWriter, error) {
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var hrs helmv2.HelmReleaseList
+	watcher, err := c.Watch(ctx, &hrs, client.InNamespace(key.Namespace),
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", key.Name)})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	w := &ValuesFromWriter{c: c, key: key, cancel: cancel, done: make(chan struct{}), list: list}
+	go func() {
+		defer close(w.done)
+		defer watcher.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-watcher.ResultChan():
+				if !ok {
+					return
+				}
+				got, isRelease := ev.Object.(*helmv2.HelmRelease)
+				if !isRelease || ev.Type == watch.Deleted {
+					continue
+				}
+				w.mu.Lock()
+				w.seen = append(w.seen, got.DeepCopy())
+				w.mu.Unlock()
+				w.enforce(ctx)
+			}
+		}
+	}()
+	w.enforce(ctx)
+	return w, nil
+}
+
+// Stop ends the stand-in.
+func (w *ValuesFromWriter) Stop() {
+	w.cancel()
+	<-w.done
+}
+
+// enforce sets the list when it differs, retrying a conflict a few times.
+func (w *ValuesFromWriter) enforce(ctx context.Context) {
+	for range 5 {
+		var hr helmv2.HelmRelease
+		if err := w.c.Get(ctx, w.key, &hr); err != nil {
+			return
+		}
+		want := w.List()
+		if reflect.DeepEqual(hr.Spec.ValuesFrom, want) {
+			return
+		}
+		hr.Spec.ValuesFrom = want
+		err := w.c.Update(ctx, &hr, client.FieldOwner(ValuesFromFieldOwner))
+		if err == nil {
+			w.mu.Lock()
+			w.writes++
+			w.mu.Unlock()
+		}
+		if !apierrors.IsConflict(err) {
+			return
+		}
+	}
+}
+
+// List is the list the writer sets.
+func (w *ValuesFromWriter) List() []helmv2.ValuesReference {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]helmv2.ValuesReference(nil), w.list...)
+}
+
+// Set changes the list, as a changed definition does, and writes it.
+func (w *ValuesFromWriter) Set(list []helmv2.ValuesReference) {
+	w.mu.Lock()
+	w.list = list
+	w.mu.Unlock()
+	w.enforce(context.Background())
 }
 
 // Writes is how many times the writer rewrote the list.
@@ -53,24 +147,49 @@ func (w *ValuesFromWriter) Writes() int {
 	return w.writes
 }
 
-// Run rewrites the list every 100 ms, when it differs, until ctx is done.
-func (w *ValuesFromWriter) Run(ctx context.Context) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		var hr helmv2.HelmRelease
-		if err := w.Client.Get(ctx, w.Release, &hr); err == nil && !reflect.DeepEqual(hr.Spec.ValuesFrom, w.List) {
-			hr.Spec.ValuesFrom = append([]helmv2.ValuesReference(nil), w.List...)
-			if w.Client.Update(ctx, &hr, client.FieldOwner(ValuesFromFieldOwner)) == nil {
-				w.mu.Lock()
-				w.writes++
-				w.mu.Unlock()
+// VersionsWith counts the versions seen whose list carried entry.
+func (w *ValuesFromWriter) VersionsWith(entry helmv2.ValuesReference) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, hr := range w.seen {
+		for _, v := range hr.Spec.ValuesFrom {
+			if v == entry {
+				n++
+				break
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	}
+	return n
+}
+
+// ManagerWroteValuesFrom reports whether a version seen had manager own
+// spec.valuesFrom in its managedFields.
+func (w *ValuesFromWriter) ManagerWroteValuesFrom(manager string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, hr := range w.seen {
+		for _, mf := range hr.ManagedFields {
+			if mf.Manager == manager && mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), `"f:valuesFrom"`) {
+				return true
+			}
 		}
 	}
+	return false
+}
+
+// OnlyLists reports whether every version seen had one of lists.
+func (w *ValuesFromWriter) OnlyLists(lists ...[]helmv2.ValuesReference) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, hr := range w.seen {
+		ok := false
+		for _, l := range lists {
+			ok = ok || reflect.DeepEqual(hr.Spec.ValuesFrom, l)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
