@@ -91,6 +91,16 @@ func TestATenantCannotForgeTheSourceATenantProjectionNames(t *testing.T) {
 	metav1.SetMetaDataAnnotation(&annotated.ObjectMeta, "example.org/note", "harmless")
 	g.Expect(tenant.Update(ctx, annotated)).To(Succeed(), "metadata stays open")
 	g.Expect(tenant.Create(ctx, caSecret(t, ns, "postgres-main-app"))).To(Succeed(), "a name no sentinel gives")
+
+	// Nor can it pass a Secret of its own off as the platform's projection
+	// (owner-referenced to the sentinel), which credo would record and the
+	// platform's controller take for its own (credo-trust-sources).
+	var sentinel = tenantprojection.New()
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "postgres-main-ca"}, sentinel)).To(Succeed())
+	forged := caSecret(t, ns, "postgres-main"+trustv1.ProjectionSuffix)
+	forged.OwnerReferences = []metav1.OwnerReference{tenantprojection.Decode(sentinel).OwnerReference()}
+	err := tenant.Create(ctx, forged)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a forged platform projection: want Forbidden, got %v", err)
 	other := newNamespace(t)
 	g.Expect(editTenant(t, other, "mallory").Create(ctx, caSecret(t, other, "postgres-main-ca"))).To(Succeed(),
 		"the name in a namespace without the sentinel")
