@@ -75,11 +75,7 @@ func startTakeoverManager(t *testing.T) {
 // platform renders it: named <release>-ca, one CACert entry, labelled by
 // helm-controller with the release's name.
 func newSentinel(t *testing.T, ns, release, source string) *unstructured.Unstructured {
-	u := tenantprojection.New()
-	u.SetNamespace(ns)
-	u.SetName(release + "-ca")
-	u.SetLabels(map[string]string{tenantprojection.ReleaseLabel: release, "helm.toolkit.fluxcd.io/namespace": ns})
-	u.Object["spec"] = map[string]any{"projections": []any{map[string]any{"type": "CACert", "sourceSecretName": source}}}
+	u := platform.Sentinel(ns, release, source)
 	NewWithT(t).Expect(env.Client.Create(context.Background(), u)).To(Succeed())
 	return u
 }

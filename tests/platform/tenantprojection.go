@@ -35,6 +35,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/tenantprojection"
@@ -214,4 +215,16 @@ func rebuild(v []byte) ([]byte, error) {
 		return nil, fmt.Errorf("no certificate")
 	}
 	return out, nil
+}
+
+// Sentinel is a TenantProjection as a chart written for the platform
+// renders it for release in ns: named <release>-ca, one CACert entry naming
+// source, labelled by helm-controller with the release's name.
+func Sentinel(ns, release, source string) *unstructured.Unstructured {
+	u := tenantprojection.New()
+	u.SetNamespace(ns)
+	u.SetName(release + "-ca")
+	u.SetLabels(map[string]string{tenantprojection.ReleaseLabel: release, "helm.toolkit.fluxcd.io/namespace": ns})
+	u.Object["spec"] = map[string]any{"projections": []any{map[string]any{"type": tenantprojection.TypeCACert, "sourceSecretName": source}}}
+	return u
 }

@@ -32,6 +32,7 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/tenantprojection"
+	"github.com/credo-dev/credo/tests/platform"
 )
 
 // sentinelSourcesPolicy guards the Secrets the platform's TenantProjections
@@ -42,12 +43,7 @@ const sentinelSourcesPolicy = "credo-tenant-projection-sources"
 // chart renders it, naming source as the CA of release.
 func platformSentinel(t *testing.T, ns, release, source string) {
 	t.Helper()
-	u := tenantprojection.New()
-	u.SetNamespace(ns)
-	u.SetName(release + "-ca")
-	u.SetLabels(map[string]string{tenantprojection.ReleaseLabel: release})
-	u.Object["spec"] = map[string]any{"projections": []any{map[string]any{"type": "CACert", "sourceSecretName": source}}}
-	NewWithT(t).Expect(env.Client.Create(context.Background(), u)).To(Succeed())
+	NewWithT(t).Expect(env.Client.Create(context.Background(), platform.Sentinel(ns, release, source))).To(Succeed())
 }
 
 func expectRefusedBySentinelSources(g Gomega, err error, what string) {
