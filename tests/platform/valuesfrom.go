@@ -170,7 +170,7 @@ func (w *ValuesFromWriter) ManagerWroteValuesFrom(manager string) bool {
 	defer w.mu.Unlock()
 	for _, hr := range w.seen {
 		for _, mf := range hr.ManagedFields {
-			if mf.Manager == manager && mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), `"f:valuesFrom"`) {
+			if mf.Manager == manager && mf.FieldsV1 != nil && strings.Contains(mf.FieldsV1.GetRawString(), `"f:valuesFrom"`) {
 				return true
 			}
 		}
