@@ -137,48 +137,73 @@ func (r *TrustAnchorReconciler) leaveToPlatform(ctx context.Context, ev reconcil
 		return false, nil
 	}
 	claimed := ta.Status.Leg == trustv1.LegTenantProjection
-	var current corev1.Secret
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ta.Namespace, Name: ta.ProjectionName()}, &current)
+	key := client.ObjectKey{Namespace: ta.Namespace, Name: ta.ProjectionName()}
+	// The metadata cache settles most releases (no projection, or credo's
+	// own for a release no sentinel claims) without a request.
+	var cached metav1.PartialObjectMetadata
+	cached.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	err := r.Get(ctx, key, &cached)
 	switch {
 	case apierrors.IsNotFound(err):
-		if !claimed {
-			break
+		if claimed {
+			return true, r.waitForPlatform(ev, ta)
 		}
-		return true, unavailable(ev, ta, reconciler.NewWaiting(trustv1.WaitingForPlatformReason,
-			"TenantProjection %s claims release %s: the platform's TenantProjection controller projects it (--tenant-projections=platform); waiting for Secret %s",
-			ta.Status.TenantProjection, ta.Spec.Release, ta.ProjectionName()))
 	case err != nil:
-		return true, unavailable(ev, ta, fmt.Errorf("reading Secret %s: %w", ta.ProjectionName(), err))
-	case isPlatformProjection(&current):
-		return true, r.recordPlatform(ev, ta, &current)
-	case claimed && fieldowner.Wrote(&current, TrustAnchorFieldOwner):
-		if err := r.handBack(ctx, ta, &current); err != nil {
-			return true, unavailable(ev, ta, err)
+		return true, unavailable(ev, ta, fmt.Errorf("reading Secret %s from the cache: %w", ta.ProjectionName(), err))
+	case isPlatformProjection(&cached), claimed && fieldowner.Wrote(&cached, TrustAnchorFieldOwner):
+		// Its certificates are recorded: read it whole.
+		var current corev1.Secret
+		err := r.APIReader.Get(ctx, key, &current)
+		switch {
+		case apierrors.IsNotFound(err) && claimed:
+			return true, r.waitForPlatform(ev, ta)
+		case apierrors.IsNotFound(err):
+			// Gone since the cache saw it: credo projects the release.
+		case err != nil:
+			return true, unavailable(ev, ta, fmt.Errorf("reading Secret %s: %w", ta.ProjectionName(), err))
+		case isPlatformProjection(&current):
+			return true, r.recordPlatform(ev, ta, &current)
+		case claimed:
+			handed, err := r.handBack(ctx, ta, &current)
+			if err != nil {
+				return true, unavailable(ev, ta, err)
+			}
+			if handed {
+				return true, r.recordPlatform(ev, ta, &current)
+			}
 		}
-		return true, r.recordPlatform(ev, ta, &current)
 	}
 	conditions.Delete(ta, trustv1.ProjectedByPlatformCondition)
 	return false, nil
 }
 
+// waitForPlatform reports that the platform's controller has not projected
+// the release a TenantProjection claims yet; its write reconciles it.
+func (r *TrustAnchorReconciler) waitForPlatform(ev reconciler.Events, ta *trustv1.TrustAnchor) error {
+	return unavailable(ev, ta, reconciler.NewWaiting(trustv1.WaitingForPlatformReason,
+		"TenantProjection %s claims release %s: the platform's TenantProjection controller projects it (--tenant-projections=platform); waiting for Secret %s",
+		ta.Status.TenantProjection, ta.Spec.Release, ta.ProjectionName()))
+}
+
 // handBack gives the projection current, which credo wrote, to the
 // platform's controller: owner-referenced to the TenantProjection that
-// claims the release, which that controller takes for its own.
-func (r *TrustAnchorReconciler) handBack(ctx context.Context, ta *trustv1.TrustAnchor, current *corev1.Secret) error {
+// claims the release, which that controller takes for its own. It reports
+// whether it did (not when the Secret turns out not to be credo's).
+func (r *TrustAnchorReconciler) handBack(ctx context.Context, ta *trustv1.TrustAnchor, current *corev1.Secret) (bool, error) {
 	u := tenantprojection.New()
 	if err := r.sentinels.Get(ctx, client.ObjectKey{Namespace: ta.Namespace, Name: ta.Status.TenantProjection}, u); err != nil {
-		return fmt.Errorf("reading TenantProjection %s: %w", ta.Status.TenantProjection, err)
+		return false, fmt.Errorf("reading TenantProjection %s: %w", ta.Status.TenantProjection, err)
 	}
 	ref := tenantprojection.Decode(u).OwnerReference()
 	handed, err := r.writer().HandOver(ctx, ta.Namespace, ta.Spec.Release, ref)
 	if err != nil || !handed {
-		return err
+		return false, err
 	}
 	current.OwnerReferences = []metav1.OwnerReference{ref}
 	r.EventRecorder.AnnotatedEventf(ta, nil, anchorEventMetadata(ta), corev1.EventTypeNormal, trustv1.HandedBackReason, eventActionProject,
 		"handed Secret %s to the platform's TenantProjection controller: owner-referenced to TenantProjection %s, the same Secret and bytes (--tenant-projections=platform)",
 		ta.ProjectionName(), ref.Name)
-	return nil
+	return true, nil
 }
 
 // recordPlatform records the platform's projection current on ta: its
