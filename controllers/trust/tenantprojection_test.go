@@ -60,8 +60,12 @@ func startTakeoverManager(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Its TrustSource reconciler writes the rules' status too: with the
+		// suite's options but for the namespaces and the flag, it writes
+		// what the suite's does.
 		if err := Setup(context.Background(), setup, Options{
-			LabelDomain: testDomain, NamespaceSelector: takeoverNamespaceLabel + "=true",
+			PlatformSourceNamespaces: []string{testSourceNamespace},
+			LabelDomain:              testDomain, NamespaceSelector: takeoverNamespaceLabel + "=true",
 			ExpiryWarningWindow: 30 * 24 * time.Hour, Concurrent: 2,
 			TenantProjections: string(TenantProjectionsCredo),
 		}); err != nil {
