@@ -20,7 +20,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+
+	"golang.org/x/mod/modfile"
 )
 
 // KubernetesVersion is the version of the from-source control plane.
@@ -61,11 +62,27 @@ func cacheDir() (string, error) {
 	return filepath.Join(home, ".cache"), nil
 }
 
-// RepoRoot returns the root of the credo repository, found from this file.
+// RepoRoot returns the root of the credo repository: the nearest directory
+// at or above the working directory (a test's package directory, or the
+// root for the binaries make runs) whose go.mod declares credo's module.
+// It is found from the working directory, not from this file's compiled
+// path, because the Makefile builds with -trimpath.
 func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	dir, err := os.Getwd()
+	if err != nil {
+		panic(fmt.Sprintf("controlplane: working directory: %v", err))
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && modfile.ModulePath(b) == credoModule {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			panic(fmt.Sprintf("controlplane: no go.mod of %s at or above %s", credoModule, dir))
+		}
+	}
 }
+
+const credoModule = "github.com/credo-dev/credo"
 
 // CRDPaths are the CustomResourceDefinitions every environment installs:
 // credo's own, and the Flux and database-operator (CloudNativePG,

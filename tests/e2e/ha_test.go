@@ -121,6 +121,12 @@ func TestMintsDuringARollout(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	waitReplaced(t, "credential-controller", "", nil)
+	// The test before this one killed a replica: kube-apiserver's
+	// availability controller may still hold the APIService unavailable
+	// from a check made while the dead pod was an endpoint, and the
+	// aggregator refuses every request (503) until its next check. The
+	// rollout starts from an APIService that is Available.
+	g.Eventually(func() bool { return apiServiceAvailable(ctx) }, 3*time.Minute, 200*time.Millisecond).Should(BeTrue(), "the access APIService is Available before the rollout")
 	before := podUIDs(t, "credential-controller")
 	var d appsv1.Deployment
 	key := client.ObjectKey{Namespace: credoNamespace, Name: "credential-controller"}
