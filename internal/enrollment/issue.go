@@ -189,7 +189,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	} else {
 		metrics.Enrolled(wl.Namespace)
 	}
-	return certificateResponse(wl.Name, string(issued.CertificatePEM), string(issued.ChainPEM), bundle, &na, policy), nil
+	return certificateResponse(wl, string(issued.CertificatePEM), string(issued.ChainPEM), bundle, &na, policy), nil
 }
 
 // checkIssued refuses a certificate that is not exactly what was asked for:
