@@ -47,7 +47,8 @@ const DefaultPendingTimeout = 10 * time.Minute
 // its certificate right after step 1, so most never are.
 const DefaultPendingMarkDelay = 5 * time.Second
 
-// WorkloadReconciler keeps the registry tidy: it deletes Workloads that never
+// WorkloadReconciler keeps the registry: it establishes an enrolled
+// Workload's attributes (workload_attributes.go), deletes Workloads that never
 // got their first certificate, and marks Ready False on a Workload that is
 // denied (recording when it first saw the denial, and who denied it when the
 // admission policy credo-workload-denials establishes it), whose copies must
@@ -141,6 +142,16 @@ func (r *WorkloadReconciler) reconcileWorkload(ctx context.Context, wl *enrollv1
 		// A registration denied before its certificate is refused by step
 		// 2 and collected like any other.
 		return r.collectPending(ctx, wl, now)
+	}
+	if err := r.establishAttributes(ctx, wl); err != nil {
+		if apierrors.IsConflict(err) {
+			// A renewal or a spec write came first: judged again on it.
+			return ctrl.Result{RequeueAfter: reconciler.StateConflictRetry}, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("establishing attributes: %w", err)
+		}
+		return ctrl.Result{}, nil
 	}
 	if d := wl.Spec.Denied; d != nil {
 		if wl.Status.DeniedAt == nil {

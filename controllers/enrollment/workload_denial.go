@@ -41,7 +41,7 @@ const DenialsPolicy = "credo-workload-denials"
 // once its own informers hold it, a second or so after it is written.
 const DefaultDenialsPolicySettle = time.Minute
 
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get,resourceNames=credo-workload-denials
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get,resourceNames=credo-workload-denials;credo-workload-attributes
 
 // deniedBy returns who denied wl as far as it can be established, for
 // status.deniedBy: spec.denied.by when credo-workload-denials admitted
@@ -55,36 +55,44 @@ func (r *WorkloadReconciler) deniedBy(ctx context.Context, wl *enrollv1.Workload
 	if d == nil || d.By == "" {
 		return "", "", nil
 	}
+	if notEstablished, err = r.admitted(ctx, DenialsPolicy, wl.CreationTimestamp.Time); err != nil || notEstablished != "" {
+		return "", notEstablished, err
+	}
+	return d.By, "", nil
+}
+
+// admitted returns "" when the ValidatingAdmissionPolicy name of
+// config/admission and its binding, read uncached, admitted every write
+// they match of a Workload created at created (policyAdmitted), else why
+// not.
+func (r *WorkloadReconciler) admitted(ctx context.Context, name string, created time.Time) (notEstablished string, err error) {
 	var policy admissionv1.ValidatingAdmissionPolicy
 	var binding admissionv1.ValidatingAdmissionPolicyBinding
 	for _, o := range []struct {
 		obj  client.Object
 		what string
-	}{{&policy, "the admission policy " + DenialsPolicy}, {&binding, "the admission policy binding " + DenialsPolicy}} {
-		switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: DenialsPolicy}, o.obj); {
+	}{{&policy, "the admission policy " + name}, {&binding, "the admission policy binding " + name}} {
+		switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, o.obj); {
 		case apierrors.IsNotFound(err):
-			return "", o.what + " is not installed", nil
+			return o.what + " is not installed", nil
 		case apierrors.IsForbidden(err):
-			return "", "the enrollment-controller may not read " + o.what, nil
+			return "the enrollment-controller may not read " + o.what, nil
 		case err != nil:
-			return "", "", fmt.Errorf("reading %s: %w", o.what, err)
+			return "", fmt.Errorf("reading %s: %w", o.what, err)
 		}
 	}
-	if why := denialsAdmitted(&policy, &binding, wl.CreationTimestamp.Time, r.denialsPolicySettle()); why != "" {
-		return "", why, nil
-	}
-	return d.By, "", nil
+	return policyAdmitted(&policy, &binding, created, r.denialsPolicySettle()), nil
 }
 
-// denialsAdmitted returns "" when policy and binding, as read, admitted
-// every write of spec.denied of a Workload created at created: the binding
+// policyAdmitted returns "" when policy and binding, as read, admitted
+// every write they match of a Workload created at created: the binding
 // binds the policy, denies, covers every namespace and object, and refuses
 // a write when its parameters are missing; the policy fails closed; both
-// are older than the Workload by settle, so that no write of its
-// spec.denied came before them (one recreated since is younger). Otherwise
+// are older than the Workload by settle, so that no write they match came
+// before them (one recreated since is younger). Otherwise
 // it says why not. Their rules are the platform's: only a cluster
 // administrator may change them, and one may as well write the status.
-func denialsAdmitted(policy *admissionv1.ValidatingAdmissionPolicy, binding *admissionv1.ValidatingAdmissionPolicyBinding,
+func policyAdmitted(policy *admissionv1.ValidatingAdmissionPolicy, binding *admissionv1.ValidatingAdmissionPolicyBinding,
 	created time.Time, settle time.Duration) string {
 	b := binding.Spec
 	switch {
@@ -105,7 +113,7 @@ func denialsAdmitted(policy *admissionv1.ValidatingAdmissionPolicy, binding *adm
 	}
 	if created.Before(installed.Add(settle)) {
 		return fmt.Sprintf("the Workload was created at %s, before the admission policy %s had been installed for %s (at %s)",
-			formatTime(created), DenialsPolicy, settle, formatTime(installed))
+			formatTime(created), policy.Name, settle, formatTime(installed))
 	}
 	return ""
 }

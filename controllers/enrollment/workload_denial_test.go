@@ -184,7 +184,7 @@ func TestDenialsAdmittedOnlyByThePolicyInForceBeforeTheWorkload(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(p, b)
 			}
-			why := denialsAdmitted(p, b, tc.created, DefaultDenialsPolicySettle)
+			why := policyAdmitted(p, b, tc.created, DefaultDenialsPolicySettle)
 			if tc.why == "" {
 				NewWithT(t).Expect(why).To(BeEmpty())
 			} else {

@@ -138,6 +138,14 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 			reconciler.MarkState(next, metav1.ConditionTrue, enrollv1.RenewedReason, "certificate renewed")
 		} else {
 			next.Status.EnrolledAt = &at
+			// The attributes step 1 checked against the policy are
+			// established with the first certificate, in the same write,
+			// when nobody changed them since (else the Workload reconciler
+			// judges them).
+			if next.Generation == 1 {
+				next.Status.Labels, next.Status.Hostname = next.Spec.Labels, next.Spec.Hostname
+				next.Status.AttributesGeneration = next.Generation
+			}
 			reconciler.MarkState(next, metav1.ConditionTrue, enrollv1.EnrolledReason, "enrolled; certificate issued")
 		}
 		// Conditional on the version base was read at: of two concurrent
@@ -181,7 +189,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	} else {
 		metrics.Enrolled(wl.Namespace)
 	}
-	return certificateResponse(wl.Name, string(issued.CertificatePEM), string(issued.ChainPEM), bundle, &na, policy), nil
+	return certificateResponse(wl, string(issued.CertificatePEM), string(issued.ChainPEM), bundle, &na, policy), nil
 }
 
 // checkIssued refuses a certificate that is not exactly what was asked for:

@@ -20,13 +20,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
@@ -145,36 +143,6 @@ func (s *Server) usablePolicy(ctx context.Context, namespace, name string) (*enr
 				namespace, name, strings.Join(problems, "; "))}
 	}
 	return &p, nil
-}
-
-// checkLabels refuses any label the policy does not allow.
-func checkLabels(p *enrollv1.EnrollmentPolicy, labels map[string]string) *apiError {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v := labels[k]
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return labelError("label key %q is not valid: %s", k, errs[0])
-		}
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return labelError("the value of label %q is not valid: %s", k, errs[0])
-		}
-		i := slices.IndexFunc(p.Spec.AllowedLabels, func(r enrollv1.LabelRule) bool { return r.Key == k })
-		if i < 0 {
-			return labelError("label %q is not allowed by enrollment policy %s", k, p.Name)
-		}
-		if vals := p.Spec.AllowedLabels[i].Values; len(vals) > 0 && !slices.Contains(vals, v) {
-			return labelError("label %s=%q is not allowed by enrollment policy %s (allowed: %v)", k, v, p.Name, vals)
-		}
-	}
-	return nil
-}
-
-func labelError(format string, args ...any) *apiError {
-	return &apiError{status: 403, reason: enrollapi.ReasonLabelsNotAllowed, msg: fmt.Sprintf(format, args...)}
 }
 
 // workloadCheck refuses a Workload the request may not act on.

@@ -178,15 +178,18 @@ func (s *Server) answerAgain(w http.ResponseWriter, r *http.Request, wl *enrollv
 	leaf, chain := splitLeaf(wl.Status.Certificate)
 	s.event(wl, corev1.EventTypeNormal, enrollv1.RenewalRetriedReason,
 		"a renewal retried with the request certificate %s was issued for got it again; the first answer was lost", wl.Status.Serial)
-	writeJSON(w, http.StatusOK, certificateResponse(wl.Name, leaf, chain, bundle, wl.Status.NotAfter, policy))
+	writeJSON(w, http.StatusOK, certificateResponse(wl, leaf, chain, bundle, wl.Status.NotAfter, policy))
 }
 
 // certificateResponse is the answer carrying a workload's certificate, built
-// alike whether it was issued now or is answered again.
-func certificateResponse(uuid, leaf, chain string, bundle []byte, notAfter *metav1.Time, policy *enrollv1.EnrollmentPolicy) *enrollapi.CertificateResponse {
+// alike whether it was issued now or is answered again, with the workload's
+// established attributes as its Workload holds them (a relabel reaches the
+// agent at its next renewal).
+func certificateResponse(wl *enrollv1.Workload, leaf, chain string, bundle []byte, notAfter *metav1.Time, policy *enrollv1.EnrollmentPolicy) *enrollapi.CertificateResponse {
 	resp := &enrollapi.CertificateResponse{
-		UUID: uuid, Certificate: leaf, Chain: chain, Bundle: string(bundle),
+		UUID: wl.Name, Certificate: leaf, Chain: chain, Bundle: string(bundle),
 		RenewalGraceSeconds: int64(policy.GetRenewalGrace() / time.Second),
+		Labels:              wl.Status.Labels, Hostname: wl.Status.Hostname,
 	}
 	if notAfter != nil {
 		resp.NotAfter = notAfter.UTC().Format(time.RFC3339)

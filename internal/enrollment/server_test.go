@@ -23,6 +23,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -79,6 +80,12 @@ func TestEnrollIssuesAOneURICertificateAndRecordsTheTokensUse(t *testing.T) {
 	wl := getWorkload(t, ns, w.uuid)
 	if wl.Spec.Hostname != "vm-1.example.org" || wl.Spec.Labels["role"] != "web" || wl.Spec.Token != jt.Name || wl.Spec.Policy != p.Name {
 		t.Fatalf("registry entry %+v does not hold the hostname, labels, token and policy", wl.Spec)
+	}
+	// The attributes step 1 checked are established with the certificate,
+	// in the same write.
+	if !maps.Equal(wl.Status.Labels, wl.Spec.Labels) || wl.Status.Hostname != wl.Spec.Hostname || wl.Status.AttributesGeneration != wl.Generation {
+		t.Fatalf("established attributes %v %q (generation %d), want the spec's %v %q (generation %d)",
+			wl.Status.Labels, wl.Status.Hostname, wl.Status.AttributesGeneration, wl.Spec.Labels, wl.Spec.Hostname, wl.Generation)
 	}
 	if wl.Status.Serial != fmt.Sprintf("%x", c.SerialNumber) || wl.Status.NotAfter == nil || !wl.Status.NotAfter.Time.Equal(c.NotAfter.Truncate(time.Second)) {
 		t.Fatalf("status serial %q notAfter %v do not name the issued certificate", wl.Status.Serial, wl.Status.NotAfter)

@@ -154,6 +154,10 @@ type Update struct {
 	Certificate bool
 	// Bundle is true when bundle.pem changed.
 	Bundle bool
+	// Attributes is true when the workload's labels or hostname, as the
+	// registry answered them with the certificate, changed (Attributes
+	// returns them): a relabel reaches the agent at its next renewal.
+	Attributes bool
 }
 
 // Clock is the time source, replaceable in tests.
@@ -334,7 +338,7 @@ func (a *Agent) token() (string, error) {
 }
 
 func (a *Agent) notify(u Update) {
-	if a.cfg.OnUpdate != nil && (u.Certificate || u.Bundle) {
+	if a.cfg.OnUpdate != nil && (u.Certificate || u.Bundle || u.Attributes) {
 		a.cfg.OnUpdate(u)
 	}
 }

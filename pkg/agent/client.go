@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -239,3 +240,16 @@ func (e *ServerVerificationError) Error() string {
 
 // Unwrap returns the x509 error.
 func (e *ServerVerificationError) Unwrap() error { return e.Err }
+
+// Attributes returns the workload's labels and hostname as the registry
+// answered them with the current certificate (nil and "" before the first
+// one): a service embedding the agent reads what its workload is labelled
+// now. They change without re-enrollment and reach the agent at its next
+// renewal (Update.Attributes); its certificate carries none of them.
+func (a *Agent) Attributes() (labels map[string]string, hostname string) {
+	id := a.identity.Load()
+	if id == nil {
+		return nil, ""
+	}
+	return maps.Clone(id.labels), id.hostname
+}

@@ -152,7 +152,9 @@ func (a *Agent) accept(resp *enrollapi.CertificateResponse, uuid string, key cry
 		cert.Certificate = append(cert.Certificate, c.Raw)
 	}
 	grace := time.Duration(max(resp.RenewalGraceSeconds, 0)) * time.Second
-	return a.newIdentity(uuid, cert, key, grace), tr, nil
+	id := a.newIdentity(uuid, cert, key, grace)
+	id.labels, id.hostname = resp.Labels, resp.Hostname
+	return id, tr, nil
 }
 
 // checkCertificate verifies that leaf is the workload's certificate: its

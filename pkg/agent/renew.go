@@ -142,6 +142,9 @@ func (a *Agent) renew(ctx context.Context, id *identity) error {
 	a.clearPending()
 	a.log.Info("renewed, next renewal at "+next.renewAt.Format(logTime), "uri", next.uri().String(),
 		"serial", next.leaf.SerialNumber.Text(16), "notAfter", next.leaf.NotAfter)
+	if u.Attributes {
+		a.log.Info("the registry's labels or hostname of the workload changed", "labels", next.labels, "hostname", next.hostname)
+	}
 	a.notify(u)
 	return nil
 }

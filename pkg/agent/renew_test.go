@@ -176,6 +176,40 @@ func TestRenewalRetriesAfterServiceUnavailable(t *testing.T) {
 // sent before, not a new one (to the server, a new request presenting the
 // replaced certificate would be a duplicate identity); once the renewal is
 // saved, the next one is a new request.
+// The workload's labels and hostname, as the registry answers them with
+// each certificate, reach the agent at its next renewal without
+// re-enrollment (Update.Attributes, Agent.Attributes), and survive a
+// restart (the state file keeps them).
+func TestARelabelReachesTheAgentAtItsNextRenewal(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	h := newHarness(t, 3*time.Second, 20*time.Second)
+	h.srv.set(func(s *fakeServer) { s.labels, s.hostname = map[string]string{"role": "db"}, "vm-1" })
+	a, _, stop := h.run(h.config())
+	g.Expect(h.waitUpdate(10 * time.Second)).To(Equal(Update{Certificate: true, Bundle: true, Attributes: true}))
+	labels, hostname := a.Attributes()
+	g.Expect(labels).To(Equal(map[string]string{"role": "db"}))
+	g.Expect(hostname).To(Equal("vm-1"))
+
+	g.Expect(h.waitUpdate(10*time.Second)).To(Equal(Update{Certificate: true}), "a renewal with the same attributes")
+	h.srv.set(func(s *fakeServer) { s.labels, s.hostname = map[string]string{"role": "web", "tier": "1"}, "vm-2" })
+	g.Expect(h.waitUpdate(10*time.Second)).To(Equal(Update{Certificate: true, Attributes: true}), "the renewal after the relabel")
+	labels, hostname = a.Attributes()
+	g.Expect(labels).To(Equal(map[string]string{"role": "web", "tier": "1"}))
+	g.Expect(hostname).To(Equal("vm-2"))
+	labels["role"] = "changed by the caller"
+	labels, _ = a.Attributes()
+	g.Expect(labels).To(HaveKeyWithValue("role", "web"), "Attributes returns a copy")
+	g.Expect(stop()).To(MatchError(context.Canceled))
+
+	a, _, stop = h.run(h.config(func(c *Config) { c.Token = "" }))
+	g.Eventually(func() map[string]string { l, _ := a.Attributes(); return l }, 10*time.Second, 20*time.Millisecond).
+		Should(Equal(map[string]string{"role": "web", "tier": "1"}), "restored from the state file")
+	g.Expect(stop()).To(MatchError(context.Canceled))
+	enrolls, _, _ := h.srv.snapshot()
+	g.Expect(enrolls).To(HaveLen(1), "no re-enrollment")
+}
+
 func TestARestartedAgentRetriesTheSameRenewalRequest(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)

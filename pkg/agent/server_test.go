@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -117,6 +118,9 @@ type fakeServer struct {
 	renewFailures int              // answer 503 to this many renewals
 	renewRefusal  *enrollapi.Error // answer 404 with this to renewals
 	bundleGets    int
+	// labels and hostname are the attributes answered with each certificate.
+	labels   map[string]string
+	hostname string
 }
 
 const testToken = "tok1." + "s3cr3t-join-secret"
@@ -308,6 +312,8 @@ func (s *fakeServer) issue(id string, pub crypto.PublicKey) *enrollapi.Certifica
 		Bundle:              string(s.bundle),
 		NotAfter:            c.NotAfter.Format(time.RFC3339),
 		RenewalGraceSeconds: int64(s.grace / time.Second),
+		Labels:              maps.Clone(s.labels),
+		Hostname:            s.hostname,
 	}
 }
 

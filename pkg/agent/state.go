@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -58,6 +59,10 @@ type identity struct {
 	key     crypto.Signer
 	grace   time.Duration
 	renewAt time.Time // drawn once per certificate
+	// labels and hostname are the workload's attributes as the registry
+	// answered them with this certificate.
+	labels   map[string]string
+	hostname string
 }
 
 func (id *identity) uri() *url.URL { return enrollapi.WorkloadURI(id.uuid) }
@@ -106,6 +111,10 @@ type state struct {
 	ReenrollmentReason string `json:"reenrollmentReason,omitempty"`
 	// ReenrollmentMessage is the server's explanation.
 	ReenrollmentMessage string `json:"reenrollmentMessage,omitempty"`
+	// Labels and Hostname are the workload's attributes as the registry
+	// answered them with the certificate.
+	Labels   map[string]string `json:"labels,omitempty"`
+	Hostname string            `json:"hostname,omitempty"`
 }
 
 // loadBundle reads bundle.pem into the trust, if there is one.
@@ -168,7 +177,9 @@ func (a *Agent) loadIdentity() (*identity, state) {
 		a.log.Warn("the key file is readable by others than its owner", "file", a.files.path(keyFile), "mode", fi.Mode().Perm().String())
 	}
 	grace := time.Duration(max(st.RenewalGraceSeconds, 0)) * time.Second
-	return a.newIdentity(uuid, pair, key, grace), st
+	id := a.newIdentity(uuid, pair, key, grace)
+	id.labels, id.hostname = st.Labels, st.Hostname
+	return id, st
 }
 
 // save writes a new certificate (and the key, after an enrollment, and the
@@ -200,8 +211,13 @@ func (a *Agent) save(id *identity, writeKey bool, tr *trust) (Update, error) {
 	if err := writeFileAtomic(a.files.dir, certFile, certPEM, publicMode); err != nil {
 		return Update{}, err
 	}
-	if err := a.writeState(state{UUID: id.uuid, RenewalGraceSeconds: int64(id.grace / time.Second)}); err != nil {
+	if err := a.writeState(state{UUID: id.uuid, RenewalGraceSeconds: int64(id.grace / time.Second),
+		Labels: id.labels, Hostname: id.hostname}); err != nil {
 		return Update{}, err
+	}
+	if prev := a.identity.Load(); (prev == nil && (len(id.labels) > 0 || id.hostname != "")) ||
+		(prev != nil && (!maps.Equal(prev.labels, id.labels) || prev.hostname != id.hostname)) {
+		u.Attributes = true
 	}
 	if u.Bundle {
 		a.trust.Store(tr)
@@ -222,7 +238,7 @@ func (a *Agent) saveBundle(tr *trust) error {
 // markReenrollment records that the certificate on disk was refused for good.
 func (a *Agent) markReenrollment(id *identity, reason, message string) {
 	st := state{UUID: id.uuid, RenewalGraceSeconds: int64(id.grace / time.Second),
-		ReenrollmentReason: reason, ReenrollmentMessage: message}
+		ReenrollmentReason: reason, ReenrollmentMessage: message, Labels: id.labels, Hostname: id.hostname}
 	if err := a.writeState(st); err != nil {
 		a.log.Error("cannot record that re-enrollment is required", "error", err)
 	}

@@ -160,6 +160,12 @@ type CertificateResponse struct {
 	NotAfter string `json:"notAfter"`
 	// RenewalGraceSeconds is how long after NotAfter a renewal is still accepted.
 	RenewalGraceSeconds int64 `json:"renewalGraceSeconds"`
+	// Labels are the workload's labels as the registry holds them now (its
+	// Workload's status.labels): they change without re-enrollment, and
+	// reach the agent with each certificate. The certificate carries none.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Hostname is the workload's hostname as the registry holds it now.
+	Hostname string `json:"hostname,omitempty"`
 }
 
 // Reasons carried by Error. Each is stable: agents and alerts key on them.

@@ -63,6 +63,7 @@ var localOnlyTests = []string{
 	"TestDeniedAgentStopsAndRenewsAgainOnceLifted",
 	"TestClonedAgentsAreDetectedAndHandledAsThePolicySays",
 	"TestLostRenewalAnswerIsAnsweredWithTheSameCertificate",
+	"TestRelabelIsReflectedOnTheNextRenewalWithoutReenrollment",
 	"TestEveryControllerServesReconcileDurationsAndCredoCounters",
 	"TestAFluxEditTenantCannotSetThePlatformRootPassword",
 	"TestShadowedPlatformValuesAreRestoredAndReported",

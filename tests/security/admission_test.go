@@ -84,7 +84,7 @@ func admissionPolicy(t *testing.T) {
 }
 
 // defaultPolicies are the admission policies every install has.
-var defaultPolicies = []string{"credo-trust-sources", "credo-account-secrets", "credo-platform-accounts", "credo-platform-releases", "credo-workload-denials", "credo-trust-source-names", "credo-tenant-projection-sources"}
+var defaultPolicies = []string{"credo-trust-sources", "credo-account-secrets", "credo-platform-accounts", "credo-platform-releases", "credo-workload-denials", "credo-workload-attributes", "credo-trust-source-names", "credo-tenant-projection-sources"}
 
 // expectRefused checks that err is the admission policy's refusal.
 func expectRefused(g Gomega, err error, what string) {

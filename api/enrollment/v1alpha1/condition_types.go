@@ -47,6 +47,28 @@ const (
 // and hosts. It stays as the record; deleting the Workload clears it.
 const DuplicateIdentityCondition string = "DuplicateIdentity"
 
+// AttributesRefusedCondition (abnormal-true) is set on a Workload while
+// its spec's labels or hostname are not its established ones
+// (status.labels, status.hostname): a change its policy does not allow.
+// The workload keeps renewing; the registry answers the established
+// attributes.
+const AttributesRefusedCondition string = "AttributesRefused"
+
+// Reasons of the AttributesRefused condition of a Workload, and of the
+// events of attribute changes.
+const (
+	// LabelsNotAllowedReason (AttributesRefused True, Warning event):
+	// spec.labels names a label, or a value, that the workload's policy
+	// does not allow.
+	LabelsNotAllowedReason string = "LabelsNotAllowed"
+	// AttributesChangedReason (Normal event): the established labels or
+	// hostname changed.
+	AttributesChangedReason string = "AttributesChanged"
+	// LabelsWithdrawnReason (Warning event): the policy stopped allowing
+	// an established label, and it was dropped.
+	LabelsWithdrawnReason string = "LabelsWithdrawn"
+)
+
 // Reasons of the Ready condition of an EnrollmentPolicy.
 const (
 	// PolicyRevokedReason (False): spec.revoked is set; nothing enrolls or renews.

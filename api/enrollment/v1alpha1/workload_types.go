@@ -32,12 +32,14 @@ const (
 
 // WorkloadSpec is the registry entry of an enrolled workload: what it may
 // do is decided here, not by its certificate. Written by the enrollment
-// server; the workload's name is its UUID. Only spec.denied changes after
-// creation.
+// server; the workload's name is its UUID. Its policy and token never
+// change; its labels and hostname (its attributes) change without
+// re-enrollment, written by those the platform allows (config/admission's
+// credo-workload-attributes: the relabel verb, in the writer's own name),
+// and take effect once the enrollment-controller has established them
+// (status.labels, status.hostname); spec.denied locks it out.
 // +kubebuilder:validation:XValidation:rule="self.policy == oldSelf.policy",message="policy is immutable"
 // +kubebuilder:validation:XValidation:rule="self.token == oldSelf.token",message="token is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.labels) == has(oldSelf.labels) && (!has(self.labels) || self.labels == oldSelf.labels)",message="labels are immutable: they were allowed by the policy at enrollment"
-// +kubebuilder:validation:XValidation:rule="has(self.hostname) == has(oldSelf.hostname) && (!has(self.hostname) || self.hostname == oldSelf.hostname)",message="hostname is immutable"
 type WorkloadSpec struct {
 	// policy is the EnrollmentPolicy the workload enrolled under.
 	// +kubebuilder:validation:MinLength=1
@@ -51,15 +53,29 @@ type WorkloadSpec struct {
 	// +required
 	Token string `json:"token"`
 
-	// hostname the agent reported.
+	// hostname of the workload: the one the agent reported at enrollment,
+	// until a relabel changes it.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Hostname string `json:"hostname,omitempty"`
 
-	// labels of the workload, allowed by the policy when it enrolled.
+	// labels of the workload: at enrollment the ones the agent asked for
+	// and its policy allowed; changed since by relabels. The policy's
+	// allowedLabels bound them always: a change that names a label the
+	// policy does not allow is not established (status.labels keeps the
+	// previous ones).
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
+
+	// changedBy is who last changed labels or hostname: the writer's
+	// username as kube-apiserver authenticates it (kubectl auth whoami).
+	// With config/admission installed, a change of labels or hostname is
+	// admitted only from a holder of the relabel verb on the Workload and
+	// only in its own name here.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	ChangedBy string `json:"changedBy,omitempty"`
 
 	// denied locks the workload out before its certificate expires: while it
 	// is set, the workload renews nothing, within its renewal grace or not.
@@ -159,7 +175,34 @@ type DuplicateIdentityRecord struct {
 	Presented WorkloadPeer `json:"presented"`
 }
 
-// WorkloadStatus is the workload's current certificate.
+// WorkloadAttributeChange is one change of a workload's established
+// attributes.
+type WorkloadAttributeChange struct {
+	// at is when the enrollment-controller established the change.
+	// +required
+	At metav1.Time `json:"at"`
+
+	// by is who made it, as far as it is established: spec.changedBy when
+	// credo-workload-attributes admitted it (it admits a change only in its
+	// writer's own name), policy/<name> when the policy stopped allowing a
+	// label, empty when neither holds.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	By string `json:"by,omitempty"`
+
+	// previousLabels are the labels before the change.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	PreviousLabels map[string]string `json:"previousLabels,omitempty"`
+
+	// previousHostname is the hostname before the change.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PreviousHostname string `json:"previousHostname,omitempty"`
+}
+
+// WorkloadStatus is the workload's current certificate, and its
+// established attributes.
 type WorkloadStatus struct {
 	// conditions holds Ready, True once the workload holds a certificate.
 	// +listType=map
@@ -240,6 +283,32 @@ type WorkloadStatus struct {
 	// +optional
 	DeniedBy string `json:"deniedBy,omitempty"`
 
+	// labels are the workload's established labels: what the registry
+	// answers for it. spec.labels once the enrollment-controller has
+	// established them (allowed by the policy), less any label the policy
+	// has stopped allowing.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// hostname is the workload's established hostname.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Hostname string `json:"hostname,omitempty"`
+
+	// attributesGeneration is the metadata.generation whose spec.labels
+	// and spec.hostname the enrollment-controller last judged; 0 until it
+	// has.
+	// +optional
+	AttributesGeneration int64 `json:"attributesGeneration,omitempty"`
+
+	// attributeHistory are the last changes of the established attributes,
+	// newest first (the audit log keeps every write).
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	AttributeHistory []WorkloadAttributeChange `json:"attributeHistory,omitempty"`
+
 	// duplicate is the last duplicate-identity signal: a renewal that
 	// presented a still valid certificate of this workload other than its
 	// latest one (a cloned host). The DuplicateIdentity condition says the same.
@@ -251,7 +320,7 @@ type WorkloadStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=wl,categories=credo;credo-all;enrollment
 // +kubebuilder:selectablefield:JSONPath=`.spec.token`
-// +kubebuilder:printcolumn:name="Hostname",type=string,JSONPath=`.spec.hostname`
+// +kubebuilder:printcolumn:name="Hostname",type=string,JSONPath=`.status.hostname`
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
 // +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.notAfter`
 // +kubebuilder:printcolumn:name="Renew After",type=string,JSONPath=`.status.renewAfter`
