@@ -67,6 +67,7 @@ func TestEveryVerbsHelpExitsZeroWithItsOwnFlagsFirst(t *testing.T) {
 		{[]string{"migrate"}, "--apply", true},
 		{[]string{"workload", "deny"}, "--reason", true},
 		{[]string{"workload", "undeny"}, "--all-namespaces", true},
+		{[]string{"workload", "label"}, "--hostname", true},
 		{[]string{"version"}, "", false},
 	}
 	for _, tc := range cases {

@@ -61,6 +61,9 @@ Commands:
                            deny an enrolled workload: its next renewal is refused (its
                            current certificate stays valid until its notAfter)
   workload undeny <uuid>   lift a workload's denial: it renews again, within its grace
+  workload label <uuid> key=value... key-...
+                           relabel an enrolled workload without re-enrollment (the verb
+                           relabel); its agent gets the labels with its next certificate
   migrate [-n ns | -A]     adopt chart-rendered <release>-credentials: carry tenant passwords over
                            as verifiers (Migrated, previously exposed), rotate exposed platform
                            ones; a dry run unless --apply; exit status 2 while releases are skipped

@@ -43,6 +43,7 @@ const fieldManager = fieldowner.Plugin
 const workloadUsage = `usage:
   kubectl credo workload deny <uuid> --reason text [-n namespace | -A]
   kubectl credo workload undeny <uuid> [-n namespace | -A]
+  kubectl credo workload label <uuid> key=value... key-... [--hostname name] [-n namespace | -A]
 
 kubectl credo workload <command> --help shows a command's flags.`
 
@@ -57,12 +58,21 @@ its current certificate stays valid until its notAfter. The workload is looked u
 Lift a workload's denial (remove spec.denied): it renews again, within its policy's grace. The
 workload is looked up in the namespace -n names, else the current context's (as kubectl does);
 -A looks in every namespace.`
+	workloadLabelUsage = `usage: kubectl credo workload label <uuid> key=value... key-... [--hostname name] [-n namespace | -A]
+
+Relabel an enrolled workload without re-enrollment: key=value sets a label, key- removes one, and
+--hostname changes its hostname (spec.labels, spec.hostname, with you as spec.changedBy). It takes
+the verb relabel on the Workload (ClusterRole credo-workload-relabeler, which the platform binds).
+The enrollment-controller establishes the change when the workload's policy allows every label
+(status.labels; AttributesRefused says why not), and the agent gets it at its next renewal. The
+workload is looked up in the namespace -n names, else the current context's (as kubectl does); -A
+looks in every namespace.`
 )
 
 // workloadCmd dispatches the workload commands.
 func workloadCmd(args []string, stdout io.Writer) error {
 	return subcommands("workload", workloadUsage, args, stdout, map[string]verb{
-		"deny": workloadDeny, "undeny": workloadUndeny,
+		"deny": workloadDeny, "undeny": workloadUndeny, "label": workloadLabel,
 	})
 }
 
@@ -79,7 +89,7 @@ func workloadDeny(args []string, stdout io.Writer) error {
 		}
 		return nil
 	})
-	return onWorkload(cmd, args, stdout, func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error {
+	return onWorkload(cmd, args, stdout, oneArg, func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error {
 		user, err := caller.Username(ctx, c)
 		if err != nil {
 			return fmt.Errorf("%w: nobody to record as the author of the deny", err)
@@ -100,7 +110,7 @@ func workloadDeny(args []string, stdout io.Writer) error {
 // workloadUndeny removes spec.denied from a Workload.
 func workloadUndeny(args []string, stdout io.Writer) error {
 	cmd := newCommand("workload undeny", workloadUndenyUsage)
-	return onWorkload(cmd, args, stdout, func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error {
+	return onWorkload(cmd, args, stdout, oneArg, func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error {
 		previous, previousBy := wl.Spec.Denied, deniedBy(wl)
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"denied":null}}`))
 		if err := c.Patch(ctx, wl, patch, client.FieldOwner(fieldManager)); err != nil {
@@ -112,8 +122,9 @@ func workloadUndeny(args []string, stdout io.Writer) error {
 
 // onWorkload is the opening of the workload verbs, then the verb: it binds
 // -A, refuses -n with -A before contacting the cluster, and runs verb on
-// the workload the one argument names (see findWorkload).
-func onWorkload(cmd *command, args []string, stdout io.Writer, verb func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error) error {
+// the workload the first argument names (see findWorkload); want counts
+// the arguments, that one included.
+func onWorkload(cmd *command, args []string, stdout io.Writer, want argCount, verb func(ctx context.Context, c client.Client, wl *enrollv1.Workload) error) error {
 	all := bindAllNamespaces(cmd.fs)
 	cl := cmd.cluster()
 	cmd.check(func() error {
@@ -122,7 +133,7 @@ func onWorkload(cmd *command, args []string, stdout io.Writer, verb func(ctx con
 		}
 		return nil
 	})
-	return cmd.run(args, stdout, oneArg, func(ctx context.Context, c client.Client, ns string) error {
+	return cmd.run(args, stdout, want, func(ctx context.Context, c client.Client, ns string) error {
 		wl, err := findWorkload(ctx, c, ns, cl.namespaceFromContext(), *all, cmd.fs.Arg(0))
 		if err != nil {
 			return err

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/caller"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
@@ -90,6 +91,27 @@ func denialPolicy(t *testing.T, env *controlplane.Environment, ns, uuid string) 
 	g.Expect(policyErr).NotTo(HaveOccurred())
 	g.Eventually(func() error {
 		return env.Client.Patch(context.Background(), workloadRef(ns, uuid), denyPatch("probe", "nobody"), client.DryRunAll)
+	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
+}
+
+var attributesOnce sync.Once
+
+// attributesPolicy applies, from config/admission, the policy
+// credo-workload-attributes and its binding, and waits until kube-apiserver
+// enforces it.
+func attributesPolicy(t *testing.T, env *controlplane.Environment, ns, uuid string) {
+	t.Helper()
+	var err error
+	attributesOnce.Do(func() {
+		err = applyConfig(context.Background(), env, "config/admission", func(o *unstructured.Unstructured) bool {
+			return o.GetName() == "credo-workload-attributes"
+		})
+	})
+	g := NewWithT(t)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() error {
+		return env.Client.Patch(context.Background(), workloadRef(ns, uuid),
+			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"changedBy":"nobody"}}`)), client.DryRunAll)
 	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
 }
 
@@ -199,7 +221,8 @@ func plugin(kubeconfig string, args ...string) (string, error) {
 
 // A tenant bound to the built-in admin role denies and undenies a Workload
 // of its namespace with the plugin, which records it as the author, but
-// cannot change what the workload is authorized for (labels, hostname);
+// cannot change what the workload is authorized for (labels and hostname,
+// refused by credo-workload-attributes; its policy, by the CRD);
 // tenants bound to edit or view can do neither; errors say what happened.
 func TestANamespaceAdminDeniesAndUndeniesButEditAndViewCannot(t *testing.T) {
 	env := tenantRoles(t)
@@ -231,15 +254,20 @@ func TestANamespaceAdminDeniesAndUndeniesButEditAndViewCannot(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("--reason is required")))
 
 	// What a namespace admin may not do with update on Workloads.
-	for field, patch := range map[string]string{
-		"labels are immutable":  `{"spec":{"labels":{"role":"db"}}}`,
-		"hostname is immutable": `{"spec":{"hostname":"vm-2.example.org"}}`,
-		"policy is immutable":   `{"spec":{"policy":"admin-tools"}}`,
+	err = adaClient.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"policy":"admin-tools"}}`)))
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "a policy change: %v", err)
+	g.Expect(err).To(MatchError(ContainSubstring("policy is immutable")))
+	attributesPolicy(t, env, ns, uuid)
+	for _, patch := range []string{
+		`{"spec":{"labels":{"role":"db"},"changedBy":"ada"}}`,
+		`{"spec":{"hostname":"vm-2.example.org","changedBy":"ada"}}`,
 	} {
 		err := adaClient.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType, []byte(patch)))
-		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", patch, err)
-		g.Expect(err).To(MatchError(ContainSubstring(field)))
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", patch, err)
+		g.Expect(err).To(MatchError(ContainSubstring("that takes the verb relabel on workloads")))
 	}
+	_, err = plugin(ada, "workload", "label", uuid, "role=db", "-n", ns)
+	g.Expect(err).To(MatchError(ContainSubstring("ada may not change the labels or hostname of workload "+uuid)), "the plugin says why")
 
 	for user, kubeconfig := range map[string]string{"eddie": eddie, "vic": vic} {
 		_, err = plugin(kubeconfig, "workload", "deny", uuid, "--reason", "not mine to deny", "-n", ns)
@@ -501,4 +529,40 @@ func TestUndenyNamesOnlyAnEstablishedAuthor(t *testing.T) {
 	out, err = plugin(mallory, "workload", "undeny", uuid, "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), out)
 	g.Expect(out).To(HavePrefix("workload undeny-author/" + uuid + " (hostname vm-1.example.org, policy web) is no longer denied (was denied by ada: laptop reported stolen)\n"))
+}
+
+// A relabeler (the platform binds credo-workload-relabeler) changes a
+// workload's labels and hostname with the plugin, which names it in
+// spec.changedBy as credo-workload-attributes requires; key- removes a
+// label; the change is conditional on the version read.
+func TestARelabelerRelabelsAWorkloadInItsOwnName(t *testing.T) {
+	env := tenantRoles(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	const ns, uuid = "relabel", "3f1c2b8e-0000-4000-8000-0000000000e1"
+	enrolledWorkload(ctx, t, env, ns, uuid)
+	admin, err := caller.Username(ctx, env.Client)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Patch(ctx, workloadRef(ns, uuid), client.RawPatch(types.MergePatchType,
+		fmt.Appendf(nil, `{"spec":{"labels":{"role":"web","zone":"eu-1"},"changedBy":%q}}`, admin)))).To(Succeed())
+	attributesPolicy(t, env, ns, uuid)
+	rita, _ := tenant(ctx, t, env, ns, "rita", "admin")
+	tenant(ctx, t, env, ns, "rita", "credo-workload-relabeler")
+	awaitAggregated(t, env, ns, "rita", "relabel")
+
+	out, err := plugin(rita, "workload", "label", uuid, "role=api", "zone-", "tier=1", "--hostname", "api-1.example.org", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(HavePrefix("workload relabel/" + uuid + " (policy web) relabelled by rita: labels role=api,tier=1 (were role=web,zone=eu-1), " +
+		"hostname api-1.example.org (was vm-1.example.org)\nThe registry answers them once the enrollment-controller has established them"))
+	var got enrollv1.Workload
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &got)).To(Succeed())
+	g.Expect(got.Spec.Labels).To(Equal(map[string]string{"role": "api", "tier": "1"}))
+	g.Expect(got.Spec.Hostname).To(Equal("api-1.example.org"))
+	g.Expect(got.Spec.ChangedBy).To(Equal("rita"))
+
+	out, err = plugin(rita, "workload", "label", uuid, "role-", "tier-", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(ContainSubstring("labels none (were role=api,tier=1)"))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &got)).To(Succeed())
+	g.Expect(got.Spec.Labels).To(BeEmpty())
 }

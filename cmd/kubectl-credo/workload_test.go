@@ -165,3 +165,28 @@ func TestDeniedByIsTheControllersRecordOfTheCurrentDenial(t *testing.T) {
 	}
 	NewWithT(t).Expect(deniedBy(&enrollv1.Workload{})).To(BeEmpty(), "not denied")
 }
+
+// label reads key=value and key- as kubectl label does and refuses, before
+// anything is sent, what is neither, an invalid key or value, a key named
+// twice, and a relabel that changes nothing.
+func TestWorkloadLabelRefusesBadChangesBeforeContactingTheCluster(t *testing.T) {
+	for args, want := range map[string]string{
+		"":                      "nothing to change: name labels (key=value, key-) or --hostname",
+		"role":                  `"role" is neither key=value (set a label) nor key- (remove one)`,
+		"role=a role=b":         `label "role" is named twice`,
+		"role=a role-":          `label "role" is named twice`,
+		"bad/key/x=1":           `label key "bad/key/x" is not valid: `,
+		"role=not%valid":        `the value of label "role" is not valid: `,
+		"--hostname Not_A_Name": `--hostname "Not_A_Name" is not a DNS name: `,
+	} {
+		g := NewWithT(t)
+		var out bytes.Buffer
+		argv := append([]string{"workload", "label", "some-uuid", "--kubeconfig", "/nonexistent"}, strings.Fields(args)...)
+		err := run(argv, strings.NewReader(""), &out)
+		g.Expect(err).To(MatchError(HavePrefix(want)), "%q", args)
+		g.Expect(out.Len()).To(BeZero())
+	}
+	ch, err := parseLabelChanges([]string{"role=api", "zone-", "tier="})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Expect(ch.patch()).To(Equal(map[string]any{"role": "api", "zone": nil, "tier": ""}))
+}

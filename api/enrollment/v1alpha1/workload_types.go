@@ -68,8 +68,8 @@ type WorkloadSpec struct {
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 
-	// changedBy is who last changed labels or hostname: the writer's
-	// username as kube-apiserver authenticates it (kubectl auth whoami).
+	// changedBy is who last changed labels or hostname: `kubectl credo
+	// workload label` writes the user kube-apiserver authenticated it as.
 	// With config/admission installed, a change of labels or hostname is
 	// admitted only from a holder of the relabel verb on the Workload and
 	// only in its own name here.
