@@ -63,6 +63,8 @@ var localOnlyTests = []string{
 	"TestDeniedAgentStopsAndRenewsAgainOnceLifted",
 	"TestClonedAgentsAreDetectedAndHandledAsThePolicySays",
 	"TestLostRenewalAnswerIsAnsweredWithTheSameCertificate",
+	"TestSpiffeFormEnrollsRenews",
+	"TestAnAgentRenewsIntoTheNewIdentityFormWithoutAToken",
 	"TestEveryControllerServesReconcileDurationsAndCredoCounters",
 	"TestAFluxEditTenantCannotSetThePlatformRootPassword",
 	"TestShadowedPlatformValuesAreRestoredAndReported",

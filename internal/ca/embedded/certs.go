@@ -175,7 +175,7 @@ func leafTemplate(req ca.SigningRequest, issuer *x509.Certificate) (*x509.Certif
 	}
 	uri := *req.URI
 	var cn string
-	if id, err := enrollapi.ParseWorkloadURI(req.URI); err == nil && len(id) <= maxCommonName {
+	if id, err := enrollapi.WorkloadIDOf(req.URI); err == nil && len(id) <= maxCommonName {
 		cn = id
 	}
 	return &x509.Certificate{
