@@ -144,10 +144,10 @@ func uriCSR(t testing.TB, key *ecdsa.PrivateKey, uri *url.URL) string {
 type enrolled struct {
 	uuid, namespace string
 	// uri is the workload URI the server named at step 1.
-	uri             *url.URL
-	key             *ecdsa.PrivateKey
-	resp            enrollapi.CertificateResponse
-	cert            *x509.Certificate
+	uri  *url.URL
+	key  *ecdsa.PrivateKey
+	resp enrollapi.CertificateResponse
+	cert *x509.Certificate
 }
 
 func (e *enrolled) tlsCert() *tls.Certificate {
