@@ -30,6 +30,7 @@ require (
 	github.com/sigstore/sigstore v1.10.8
 	github.com/spdx/tools-golang v0.5.7
 	github.com/spf13/pflag v1.0.10
+	github.com/spiffe/go-spiffe/v2 v2.9.0
 	github.com/xdg-go/stringprep v1.0.4
 	go.uber.org/zap v1.28.0
 	golang.org/x/mod v0.39.0

@@ -36,7 +36,8 @@ type SigningRequest struct {
 	CSR []byte
 	// PublicKey of the CSR.
 	PublicKey crypto.PublicKey
-	// URI is the one URI SAN of the certificate, credo://workload/<uuid>.
+	// URI is the one URI SAN of the certificate, the workload URI in the
+	// install's identity form (credo://workload/<uuid> by default).
 	URI *url.URL
 	// NotBefore is already backdated for clock skew by the caller.
 	NotBefore time.Time

@@ -26,6 +26,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
@@ -37,13 +38,29 @@ const maxCSRBytes = 16 << 10
 // oidSubjectAltName is the only extension a certificate request may carry.
 var oidSubjectAltName = asn1.ObjectIdentifier{2, 5, 29, 17}
 
+// OtherFormError is CheckCSR's answer to a request for the URI of the same
+// workload in another identity form than the one wanted: the install's
+// form changed since the workload's certificate was issued.
+type OtherFormError struct {
+	// Got is the URI the request names; Want the one it should.
+	Got, Want *url.URL
+}
+
+func (e *OtherFormError) Error() string {
+	return fmt.Sprintf("the certificate request names %s; the workload's URI is %s now", e.Got, e.Want)
+}
+
 // CheckCSR parses a PEM certificate request and checks that it is signed by
-// its own key and asks for exactly what the server signs: one URI SAN, the
-// workload URI of uuid, a subject that is empty or names the UUID, and
-// nothing else. The error says what was wrong, never the request's content
-// beyond names.
-func CheckCSR(csrPEM []byte, uuid string) (*x509.CertificateRequest, error) {
-	want := enrollapi.WorkloadURI(uuid)
+// its own key and asks for exactly what the server signs: one URI SAN, want
+// (a workload URI, IdentityForm.URI(uuid)), a subject that is empty or names
+// the UUID, and nothing else. A request naming the workload's URI in another
+// identity form is refused with an *OtherFormError. The error says what was
+// wrong, never the request's content beyond names.
+func CheckCSR(csrPEM []byte, want *url.URL) (*x509.CertificateRequest, error) {
+	uuid, err := enrollapi.WorkloadIDOf(want)
+	if err != nil {
+		return nil, fmt.Errorf("checking the certificate request: %w", err)
+	}
 	if len(csrPEM) > maxCSRBytes {
 		return nil, fmt.Errorf("the certificate request is larger than %d bytes", maxCSRBytes)
 	}
@@ -66,6 +83,11 @@ func CheckCSR(csrPEM []byte, uuid string) (*x509.CertificateRequest, error) {
 	}
 	if len(csr.DNSNames) > 0 || len(csr.IPAddresses) > 0 || len(csr.EmailAddresses) > 0 {
 		return nil, errors.New("the certificate request asks for DNS, IP or email SANs; only the workload URI is signed")
+	}
+	if len(csr.URIs) == 1 && csr.URIs[0].String() != want.String() {
+		if _, id, err := enrollapi.FormOf(csr.URIs[0]); err == nil && id == uuid {
+			return nil, &OtherFormError{Got: csr.URIs[0], Want: want}
+		}
 	}
 	if len(csr.URIs) != 1 || csr.URIs[0].String() != want.String() {
 		return nil, fmt.Errorf("the certificate request must carry exactly one URI SAN, %s", want)

@@ -76,7 +76,7 @@ func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Log.V(1).Info("workload registered", "workload", id, "namespace", jt.Namespace, "token", jt.Name)
 	writeJSON(w, http.StatusCreated, &enrollapi.EnrollResponse{
-		UUID: id, Namespace: jt.Namespace, URI: enrollapi.WorkloadURI(id).String(),
+		UUID: id, Namespace: jt.Namespace, URI: s.Form.URI(id).String(),
 	})
 }
 
@@ -119,7 +119,7 @@ func (s *Server) handleCertificate(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, jt, e)
 		return
 	}
-	csr, err := CheckCSR([]byte(req.CSR), id)
+	csr, err := CheckCSR([]byte(req.CSR), s.Form.URI(id))
 	if err != nil {
 		s.refuse(w, jt, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
 		return
@@ -154,6 +154,16 @@ func (s *Server) enrolledAlready(w http.ResponseWriter, r *http.Request, jt *enr
 		return
 	}
 	s.refuse(w, jt, e)
+}
+
+// handleIdentity answers the install's identity form: how its workload
+// URIs are written. No authentication: the form is in every certificate.
+func (s *Server) handleIdentity(w http.ResponseWriter, _ *http.Request) {
+	form := s.Form
+	if form.Scheme == "" {
+		form = enrollapi.DefaultIdentityForm()
+	}
+	writeJSON(w, http.StatusOK, &form)
 }
 
 func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
@@ -234,7 +244,11 @@ func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *
 
 // authenticate checks the client certificate: it chains to the bundle (its
 // validity period is judged by the caller, against the grace) and its only
-// URI names the workload of the path.
+// URI names the workload of the path, in the install's identity form or,
+// for a certificate issued before the form changed, in another one (the
+// caller still requires it to be the workload's current certificate, so an
+// older form renews only within the lifetime and grace of a certificate
+// issued before the change).
 func (s *Server) authenticate(r *http.Request, id string) (*x509.Certificate, *apiError) {
 	unauth := func(msg string) *apiError {
 		return &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonUnauthenticated, msg: msg}
@@ -268,7 +282,10 @@ func (s *Server) authenticate(r *http.Request, id string) (*x509.Certificate, *a
 	if len(leaf.URIs) != 1 {
 		return nil, unauth("the client certificate does not carry exactly one workload URI")
 	}
-	got, err := enrollapi.ParseWorkloadURI(leaf.URIs[0])
+	got, err := s.Form.Parse(leaf.URIs[0])
+	if err != nil {
+		_, got, err = enrollapi.FormOf(leaf.URIs[0])
+	}
 	if err != nil || got != id {
 		return nil, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonUnauthenticated,
 			msg: fmt.Sprintf("the client certificate is not workload %s's", id)}

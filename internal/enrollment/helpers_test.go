@@ -132,15 +132,22 @@ func csrPEM(t testing.TB, key *ecdsa.PrivateKey, tmpl *x509.CertificateRequest) 
 }
 
 func workloadCSR(t testing.TB, key *ecdsa.PrivateKey, id string) string {
-	return csrPEM(t, key, &x509.CertificateRequest{URIs: []*url.URL{enrollapi.WorkloadURI(id)}})
+	return uriCSR(t, key, enrollapi.WorkloadURI(id))
+}
+
+// uriCSR returns a CSR signed by key whose only SAN is uri.
+func uriCSR(t testing.TB, key *ecdsa.PrivateKey, uri *url.URL) string {
+	return csrPEM(t, key, &x509.CertificateRequest{URIs: []*url.URL{uri}})
 }
 
 // enrolled is a workload that went through both steps.
 type enrolled struct {
 	uuid, namespace string
-	key             *ecdsa.PrivateKey
-	resp            enrollapi.CertificateResponse
-	cert            *x509.Certificate
+	// uri is the workload URI the server named at step 1.
+	uri  *url.URL
+	key  *ecdsa.PrivateKey
+	resp enrollapi.CertificateResponse
+	cert *x509.Certificate
 }
 
 func (e *enrolled) tlsCert() *tls.Certificate {
@@ -166,18 +173,22 @@ func enroll(t testing.TB, base, token string, labels map[string]string) *enrolle
 		t.Fatalf("step 1: %d %s", status, e)
 	}
 	key := testpki.Key(t)
-	out := &enrolled{uuid: step1.UUID, namespace: step1.Namespace, key: key}
-	if status, e := post(t, c, base+enrollapi.PathCertificate(step1.UUID), enrollapi.CertificateRequest{Token: token, CSR: workloadCSR(t, key, step1.UUID)}, &out.resp); e != nil {
+	uri, err := url.Parse(step1.URI)
+	if err != nil {
+		t.Fatalf("step 1 named the URI %q: %v", step1.URI, err)
+	}
+	out := &enrolled{uuid: step1.UUID, namespace: step1.Namespace, uri: uri, key: key}
+	if status, e := post(t, c, base+enrollapi.PathCertificate(step1.UUID), enrollapi.CertificateRequest{Token: token, CSR: uriCSR(t, key, uri)}, &out.resp); e != nil {
 		t.Fatalf("step 2: %d %s", status, e)
 	}
 	out.cert = parseCert(t, out.resp.Certificate)
 	return out
 }
 
-// renew renews w with cert and a new CSR of the same key.
+// renew renews w with cert and a new CSR of the same key for w.uri.
 func renew(t testing.TB, base string, w *enrolled, cert *tls.Certificate) (int, *enrollapi.Error, *enrollapi.CertificateResponse) {
 	t.Helper()
-	return renewWith(t, base, w, cert, enrollapi.RenewalRequest{CSR: workloadCSR(t, w.key, w.uuid)})
+	return renewWith(t, base, w, cert, enrollapi.RenewalRequest{CSR: uriCSR(t, w.key, w.uri)})
 }
 
 // renewWith renews w presenting cert, with the renewal request req.

@@ -127,6 +127,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 		next := base.DeepCopy()
 		next.Status.PreviousSerial = next.Status.Serial
 		next.Status.Serial = serialHex(cert)
+		next.Status.URI = uri.String()
 		next.Status.Certificate, next.Status.RequestSHA256, next.Status.IssuedTo = certificates, digest, &peer
 		// check refused a denied workload: a denial the Workload
 		// reconciler saw is over.
@@ -189,7 +190,7 @@ func (s *Server) issue(ctx context.Context, wl *enrollv1.Workload, policy *enrol
 	} else {
 		metrics.Enrolled(wl.Namespace)
 	}
-	return certificateResponse(wl, string(issued.CertificatePEM), string(issued.ChainPEM), bundle, &na, policy), nil
+	return certificateResponse(wl, uri.String(), string(issued.CertificatePEM), string(issued.ChainPEM), bundle, &na, policy), nil
 }
 
 // checkIssued refuses a certificate that is not exactly what was asked for:

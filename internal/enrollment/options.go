@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/ca"
+	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
 // Defaults of Options.
@@ -41,8 +42,15 @@ const (
 	DefaultRenewalRetryWindow = 15 * time.Minute
 )
 
-// Options configure the enrollment server: the platform's limits, the
-// failed-attempt budget and the budget of uncached token lookups.
+// Flag names of the identity form, quoted in messages.
+const (
+	FlagIdentityScheme = "identity-scheme"
+	FlagTrustDomain    = "trust-domain"
+)
+
+// Options configure the enrollment server: the install's identity form,
+// the platform's limits, the failed-attempt budget and the budget of
+// uncached token lookups.
 //
 //	opts := enrollment.NewOptions()
 //	opts.BindFlags(pflag.CommandLine)
@@ -50,6 +58,10 @@ const (
 //	if err := opts.Validate(); err != nil { ... }
 //	srv, err := enrollment.New(mgr, authority, recorder, opts)
 type Options struct {
+	// Identity is how workload URIs are written, once per install (never
+	// per policy: namespace admins write policies). The zero value is the
+	// default form, credo://workload/<uuid>.
+	Identity enrollapi.IdentityForm
 	// Limits bound what any policy may ask for.
 	Limits Limits
 	// FailedAttemptsBurst is how many failed join token attempts one client
@@ -88,6 +100,7 @@ type Options struct {
 // NewOptions returns Options with the defaults.
 func NewOptions() Options {
 	return Options{
+		Identity:            enrollapi.DefaultIdentityForm(),
 		Limits:              DefaultLimits(),
 		FailedAttemptsBurst: DefaultFailedAttemptsBurst,
 		FailedAttemptsEvery: DefaultFailedAttemptsEvery,
@@ -103,6 +116,11 @@ func NewOptions() Options {
 
 // BindFlags binds the options and the limits to fs.
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Identity.Scheme, FlagIdentityScheme, o.Identity.Scheme,
+		"How workload URIs are written: "+enrollapi.SchemeCredo+" (credo://workload/<uuid>, or credo://<trust domain>/workload/<uuid> with --"+FlagTrustDomain+") or "+
+			enrollapi.SchemeSPIFFE+" (the SPIFFE ID spiffe://<trust domain>/workload/<uuid>; needs --"+FlagTrustDomain+"). Set once per install: a change makes every agent renew into the new form.")
+	fs.StringVar(&o.Identity.TrustDomain, FlagTrustDomain, o.Identity.TrustDomain,
+		"The trust domain of workload URIs: lower-case letters, digits, '.', '-' and '_', at most 255 characters. Required with --"+FlagIdentityScheme+"="+enrollapi.SchemeSPIFFE+".")
 	o.Limits.BindFlags(fs)
 	fs.IntVar(&o.FailedAttemptsBurst, "failed-token-attempts-burst", o.FailedAttemptsBurst,
 		"How many failed join token attempts one client address may make with one token id at once (attempts naming no existing token share one budget per address).")
@@ -125,6 +143,9 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 // Validate checks the options as flags give them.
 func (o *Options) Validate() error {
 	var errs []error
+	if err := o.Identity.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--%s=%s --%s=%s: %w", FlagIdentityScheme, o.Identity.Scheme, FlagTrustDomain, o.Identity.TrustDomain, err))
+	}
 	if err := o.Limits.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -181,6 +202,9 @@ func New(c Cluster, authority ca.CertificateAuthority, recorder events.Recorder,
 	if err := opts.Limits.Validate(); err != nil {
 		return nil, err
 	}
+	if err := opts.Identity.Validate(); err != nil {
+		return nil, fmt.Errorf("identity form: %w", err)
+	}
 	if opts.TokenLookupsPerSecond < 0 || (opts.TokenLookupsPerSecond > 0 && opts.TokenLookupsBurst < 1) {
 		return nil, fmt.Errorf("token lookups: %g per second, burst %d is not a budget", opts.TokenLookupsPerSecond, opts.TokenLookupsBurst)
 	}
@@ -189,6 +213,7 @@ func New(c Cluster, authority ca.CertificateAuthority, recorder events.Recorder,
 		APIReader:   c.GetAPIReader(),
 		Client:      c.GetClient(),
 		CA:          authority,
+		Form:        opts.Identity,
 		Recorder:    recorder,
 		Limits:      opts.Limits,
 		MaxBackdate: opts.MaxBackdate,

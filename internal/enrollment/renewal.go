@@ -21,6 +21,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -38,7 +39,10 @@ import (
 // whose copies must all enroll again, renews nothing. An older certificate
 // of the workload is either a retry of the renewal that replaced it (the
 // same request, within the retry window), answered with the certificate
-// already issued, or, while it is still valid, a duplicate identity.
+// already issued, or, while it is still valid, a duplicate identity. After
+// the install's identity form changed, the current certificate's request
+// for the URI in the former form is answered IdentityChanged, naming the
+// URI now: the agent asks again for it.
 func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("uuid")
 	var req enrollapi.RenewalRequest
@@ -73,8 +77,9 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		s.refuseRenewal(w, wl, e)
 		return
 	}
-	csr, err := CheckCSR([]byte(req.CSR), id)
-	if err != nil {
+	csr, err := s.checkRenewalCSR([]byte(req.CSR), id, refusal == nil)
+	var changed *OtherFormError
+	if err != nil && !errors.As(err, &changed) {
 		s.refuseRenewal(w, wl, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
 		return
 	}
@@ -86,6 +91,14 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		s.refuseRenewal(w, wl, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonRenewalGraceOver,
 			msg: fmt.Sprintf("the certificate expired at %s, more than the renewal grace (%s) ago; enroll again with a join token",
 				leaf.NotAfter.UTC().Format("2006-01-02T15:04:05Z"), policy.GetRenewalGrace())})
+		return
+	}
+	if changed != nil {
+		// Not a warning: every workload is answered so once after the
+		// platform changed the form, and asks again at once.
+		s.fail(w, &apiError{status: http.StatusConflict, reason: enrollapi.ReasonIdentityChanged, uri: changed.Want.String(),
+			msg: fmt.Sprintf("the install's identity form changed: workload %s is %s now; send the renewal again, with the same certificate, and a certificate request for that URI",
+				id, changed.Want)})
 		return
 	}
 	resp, e := s.issue(r.Context(), wl, policy, csr, peer, renewable)
@@ -102,6 +115,22 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// checkRenewalCSR checks a renewal's certificate request against the
+// workload's URI in the install's form. When the form changed since the
+// request's certificate was issued, the request names the URI in the former
+// form: with the current certificate that is an *OtherFormError (the agent
+// asks again for the new URI); with an older one (current false) the
+// request is checked against the URI it names, so that the retry of a
+// renewal served before the change is still told apart from a duplicate.
+func (s *Server) checkRenewalCSR(csrPEM []byte, id string, current bool) (*x509.CertificateRequest, error) {
+	csr, err := CheckCSR(csrPEM, s.Form.URI(id))
+	var changed *OtherFormError
+	if !current && errors.As(err, &changed) {
+		return CheckCSR(csrPEM, changed.Got)
+	}
+	return csr, err
 }
 
 // renewable refuses a renewal with leaf of a Workload that is denied, whose
@@ -178,16 +207,16 @@ func (s *Server) answerAgain(w http.ResponseWriter, r *http.Request, wl *enrollv
 	leaf, chain := splitLeaf(wl.Status.Certificate)
 	s.event(wl, corev1.EventTypeNormal, enrollv1.RenewalRetriedReason,
 		"a renewal retried with the request certificate %s was issued for got it again; the first answer was lost", wl.Status.Serial)
-	writeJSON(w, http.StatusOK, certificateResponse(wl, leaf, chain, bundle, wl.Status.NotAfter, policy))
+	writeJSON(w, http.StatusOK, certificateResponse(wl, wl.Status.URI, leaf, chain, bundle, wl.Status.NotAfter, policy))
 }
 
 // certificateResponse is the answer carrying a workload's certificate, built
-// alike whether it was issued now or is answered again, with the workload's
-// established attributes as its Workload holds them (a relabel reaches the
-// agent at its next renewal).
-func certificateResponse(wl *enrollv1.Workload, leaf, chain string, bundle []byte, notAfter *metav1.Time, policy *enrollv1.EnrollmentPolicy) *enrollapi.CertificateResponse {
+// alike whether it was issued now or is answered again: its URI, and the
+// workload's established attributes as its Workload holds them (a relabel
+// reaches the agent at its next renewal).
+func certificateResponse(wl *enrollv1.Workload, uri, leaf, chain string, bundle []byte, notAfter *metav1.Time, policy *enrollv1.EnrollmentPolicy) *enrollapi.CertificateResponse {
 	resp := &enrollapi.CertificateResponse{
-		UUID: wl.Name, Certificate: leaf, Chain: chain, Bundle: string(bundle),
+		UUID: wl.Name, URI: uri, Certificate: leaf, Chain: chain, Bundle: string(bundle),
 		RenewalGraceSeconds: int64(policy.GetRenewalGrace() / time.Second),
 		Labels:              wl.Status.Labels, Hostname: wl.Status.Hostname,
 	}

@@ -63,6 +63,9 @@ type Server struct {
 	Client client.Client
 	// CA signs; the server never knows which implementation it is.
 	CA ca.CertificateAuthority
+	// Form is how the install writes workload URIs: every certificate
+	// request must name Form.URI(uuid).
+	Form enrollapi.IdentityForm
 	// Recorder emits events on Workloads and JoinTokens; may be nil.
 	Recorder events.Recorder
 	// Limiter limits failed token attempts per client address and token
@@ -111,6 +114,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+enrollapi.PathWorkloads+"/{uuid}/certificate", s.handleCertificate)
 	mux.HandleFunc("POST "+enrollapi.PathWorkloads+"/{uuid}/renewal", s.handleRenewal)
 	mux.HandleFunc("GET "+enrollapi.PathBundle, s.handleBundle)
+	mux.HandleFunc("GET "+enrollapi.PathIdentity, s.handleIdentity)
 	return mux
 }
 
@@ -183,6 +187,8 @@ type apiError struct {
 	msg    string
 	// retryAfter is the Retry-After of a 429, in seconds; none when zero.
 	retryAfter int
+	// uri is the workload URI an IdentityChanged refusal names.
+	uri string
 }
 
 func badRequest(format string, args ...any) *apiError {
@@ -202,7 +208,7 @@ func (s *Server) fail(w http.ResponseWriter, e *apiError) {
 	case e.retryAfter > 0:
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
-	writeJSON(w, e.status, &enrollapi.Error{Reason: e.reason, Message: e.msg})
+	writeJSON(w, e.status, &enrollapi.Error{Reason: e.reason, Message: e.msg, URI: e.uri})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

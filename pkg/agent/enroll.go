@@ -69,7 +69,7 @@ func (a *Agent) enroll(ctx context.Context, token string) error {
 	}); err != nil {
 		return enrollmentError(ctx, err)
 	}
-	id, tr, err := a.accept(&resp, reg.UUID, key)
+	id, tr, err := a.accept(&resp, reg.UUID, uri, key)
 	if err != nil {
 		return err
 	}
@@ -101,16 +101,37 @@ func enrollmentError(ctx context.Context, err error) error {
 	return fmt.Errorf("enrollment refused: %w", err)
 }
 
-// checkRegistration returns the URI of the identity assigned.
+// checkRegistration returns the URI of the identity assigned: the one the
+// server names, in the install's identity form, which must end in the UUID
+// assigned (credo://workload/<uuid> when a server names none).
 func checkRegistration(reg *enrollapi.EnrollResponse) (*url.URL, error) {
 	if !enrollapi.ValidWorkloadID(reg.UUID) {
 		return nil, fmt.Errorf("the enrollment server assigned an unusable identity %q", reg.UUID)
 	}
-	uri := enrollapi.WorkloadURI(reg.UUID)
-	if reg.URI != "" && reg.URI != uri.String() {
-		return nil, fmt.Errorf("the enrollment server assigned %s but names its URI %q", reg.UUID, reg.URI)
+	if reg.URI == "" {
+		return enrollapi.WorkloadURI(reg.UUID), nil
+	}
+	uri, err := workloadURI(reg.URI, reg.UUID)
+	if err != nil {
+		return nil, fmt.Errorf("the enrollment server assigned %s but names its URI %q: %w", reg.UUID, reg.URI, err)
 	}
 	return uri, nil
+}
+
+// workloadURI parses a workload URI the server named for uuid.
+func workloadURI(s, uuid string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	id, err := enrollapi.WorkloadIDOf(u)
+	if err != nil {
+		return nil, err
+	}
+	if id != uuid {
+		return nil, fmt.Errorf("it names workload %s", id)
+	}
+	return u, nil
 }
 
 // certificateRequest returns a PEM CSR whose only SAN is uri, with an empty subject.
@@ -122,10 +143,14 @@ func certificateRequest(key crypto.Signer, uri *url.URL) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), nil
 }
 
-// accept checks a signed certificate and returns it with the bundle that came with it.
-func (a *Agent) accept(resp *enrollapi.CertificateResponse, uuid string, key crypto.Signer) (*identity, *trust, error) {
+// accept checks a certificate signed for a request for uri and returns it
+// with the bundle that came with it.
+func (a *Agent) accept(resp *enrollapi.CertificateResponse, uuid string, uri *url.URL, key crypto.Signer) (*identity, *trust, error) {
 	if resp.UUID != "" && resp.UUID != uuid {
 		return nil, nil, fmt.Errorf("the enrollment server answered for workload %q, not %q", resp.UUID, uuid)
+	}
+	if resp.URI != "" && resp.URI != uri.String() {
+		return nil, nil, fmt.Errorf("the enrollment server answered for %q, not %s", resp.URI, uri)
 	}
 	certs, err := parseCertificates([]byte(resp.Certificate))
 	if err != nil {
@@ -144,7 +169,7 @@ func (a *Agent) accept(resp *enrollapi.CertificateResponse, uuid string, key cry
 		return nil, nil, fmt.Errorf("the bundle received: %w", err)
 	}
 	tr := a.newTrust(encodeCertificates(bundle), bundle)
-	if err := checkCertificate(leaf, intermediates, tr.bundle, key.Public(), uuid, a.clock.Now()); err != nil {
+	if err := checkCertificate(leaf, intermediates, tr.bundle, key.Public(), uri, a.clock.Now()); err != nil {
 		return nil, nil, err
 	}
 	cert := tls.Certificate{Certificate: [][]byte{leaf.Raw}, PrivateKey: key, Leaf: leaf}
@@ -158,14 +183,14 @@ func (a *Agent) accept(resp *enrollapi.CertificateResponse, uuid string, key cry
 }
 
 // checkCertificate verifies that leaf is the workload's certificate: its
-// key is pub, its only SAN is the workload URI, it chains to the bundle for
-// client authentication, and it has not expired.
+// key is pub, its only SAN is uri, the workload URI asked for, it chains to
+// the bundle for client authentication, and it has not expired.
 func checkCertificate(leaf *x509.Certificate, intermediates []*x509.Certificate, bundle *x509.CertPool,
-	pub crypto.PublicKey, uuid string, now time.Time) error {
+	pub crypto.PublicKey, uri *url.URL, now time.Time) error {
 	if k, ok := leaf.PublicKey.(interface{ Equal(crypto.PublicKey) bool }); !ok || !k.Equal(pub) {
 		return errors.New("the certificate received is not for the agent's key")
 	}
-	want := enrollapi.WorkloadURI(uuid).String()
+	want := uri.String()
 	if len(leaf.URIs) != 1 || leaf.URIs[0].String() != want ||
 		len(leaf.DNSNames) > 0 || len(leaf.IPAddresses) > 0 || len(leaf.EmailAddresses) > 0 {
 		return fmt.Errorf("the certificate received does not name exactly %s and nothing else", want)

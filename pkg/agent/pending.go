@@ -23,7 +23,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"io/fs"
+	"net/url"
 	"os"
+
+	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
 // pendingFile holds the renewal request in flight: the request, byte for
@@ -41,44 +44,60 @@ type pendingRenewal struct {
 	CSR string `json:"csr"`
 }
 
-// renewalRequest returns the request that renews id: the one recorded in
-// flight for id's certificate when there is one (for id's key and
-// identity), otherwise a new one, recorded before it is sent.
-func (a *Agent) renewalRequest(id *identity) ([]byte, error) {
+// renewalRequest returns the request that renews id and the URI it names.
+// With want nil, that is the request recorded in flight for id's
+// certificate when there is one (for id's key and workload, in whichever
+// identity form it was made), otherwise a new one for id's URI. With want
+// set (the server named the URI after a change of the install's identity
+// form), it is the recorded request if it names want, otherwise a new one
+// for want. A new request is recorded before it is sent.
+func (a *Agent) renewalRequest(id *identity, want *url.URL) ([]byte, *url.URL, error) {
 	serial := id.leaf.SerialNumber.Text(16)
 	if b, err := os.ReadFile(a.files.path(pendingFile)); err == nil {
 		var p pendingRenewal
-		if json.Unmarshal(b, &p) == nil && p.Serial == serial && a.requestOf(id, []byte(p.CSR)) {
-			return []byte(p.CSR), nil
+		if json.Unmarshal(b, &p) == nil && p.Serial == serial {
+			if uri := a.requestOf(id, []byte(p.CSR)); uri != nil && (want == nil || uri.String() == want.String()) {
+				return []byte(p.CSR), uri, nil
+			}
 		}
 	}
-	csrPEM, err := certificateRequest(id.key, id.uri())
+	if want == nil {
+		want = id.uri()
+	}
+	csrPEM, err := certificateRequest(id.key, want)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := json.Marshal(pendingRenewal{Serial: serial, CSR: string(csrPEM)})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := writeFileAtomic(a.files.dir, pendingFile, append(b, '\n'), publicMode); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return csrPEM, nil
+	return csrPEM, want, nil
 }
 
-// requestOf reports whether csrPEM is a request for id's identity with id's key.
-func (a *Agent) requestOf(id *identity, csrPEM []byte) bool {
+// requestOf returns the URI csrPEM asks for when it is a request for id's
+// workload (its URI in any form ends in id's UUID) with id's key, or nil.
+func (a *Agent) requestOf(id *identity, csrPEM []byte) *url.URL {
 	blk, _ := pem.Decode(csrPEM)
 	if blk == nil {
-		return false
+		return nil
 	}
 	csr, err := x509.ParseCertificateRequest(blk.Bytes)
-	if err != nil || len(csr.URIs) != 1 || csr.URIs[0].String() != id.uri().String() {
-		return false
+	if err != nil || len(csr.URIs) != 1 {
+		return nil
+	}
+	if uuid, err := enrollapi.WorkloadIDOf(csr.URIs[0]); err != nil || uuid != id.uuid {
+		return nil
 	}
 	got, err1 := x509.MarshalPKIXPublicKey(csr.PublicKey)
 	want, err2 := x509.MarshalPKIXPublicKey(id.key.Public())
-	return err1 == nil && err2 == nil && bytes.Equal(got, want)
+	if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
+		return nil
+	}
+	return csr.URIs[0]
 }
 
 // clearPending forgets the request in flight once its answer is saved.

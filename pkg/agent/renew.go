@@ -22,6 +22,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/credo-dev/credo/pkg/enrollapi"
@@ -95,25 +96,75 @@ func (a *Agent) renewLoop(ctx context.Context) error {
 	}
 }
 
+// maxFormChanges bounds how many times one renewal is asked again for
+// the URI a server names after a change of the install's identity form.
+const maxFormChanges = 3
+
 // renew replaces id's certificate, retrying until the end of its grace.
+// When the install's identity form changed since id's certificate was
+// issued, the server answers IdentityChanged with the workload's URI now,
+// and the renewal is asked again for it, with the same certificate and key.
 func (a *Agent) renew(ctx context.Context, id *identity) error {
-	csrPEM, err := a.renewalRequest(id)
-	if err != nil {
-		return err
+	var want *url.URL
+	for changes := 0; ; changes++ {
+		csrPEM, uri, err := a.renewalRequest(id, want)
+		if err != nil {
+			return err
+		}
+		resp, err := a.sendRenewal(ctx, id, csrPEM)
+		var apiErr *enrollapi.Error
+		if errors.As(err, &apiErr) && apiErr.Reason == enrollapi.ReasonIdentityChanged && changes < maxFormChanges {
+			next, perr := workloadURI(apiErr.URI, id.uuid)
+			if perr == nil {
+				a.log.Info("the install's identity form changed; renewing as "+next.String(), "previous", uri.String())
+				want = next
+				continue
+			}
+			err = fmt.Errorf("%w; the URI named, %q, is unusable: %w", err, apiErr.URI, perr)
+		}
+		if err != nil {
+			return a.renewalFailed(ctx, id, err)
+		}
+		next, tr, err := a.accept(resp, id.uuid, uri, id.key)
+		if err != nil {
+			return fmt.Errorf("renewal: %w", err)
+		}
+		u, err := a.save(next, false, tr)
+		if err != nil {
+			return fmt.Errorf("renewal: %w", err)
+		}
+		a.clearPending()
+		a.log.Info("renewed, next renewal at "+next.renewAt.Format(logTime), "uri", next.uri().String(),
+			"serial", next.leaf.SerialNumber.Text(16), "notAfter", next.leaf.NotAfter)
+		if u.Attributes {
+			a.log.Info("the registry's labels or hostname of the workload changed", "labels", next.labels, "hostname", next.hostname)
+		}
+		a.notify(u)
+		return nil
 	}
+}
+
+// sendRenewal sends the renewal of id with csrPEM, retrying until the end
+// of its grace.
+func (a *Agent) sendRenewal(ctx context.Context, id *identity, csrPEM []byte) (*enrollapi.CertificateResponse, error) {
 	// The same request, byte for byte, on every attempt, across restarts:
 	// a retry whose first answer was lost gets the certificate already
 	// issued.
 	req := &enrollapi.RenewalRequest{CSR: string(csrPEM), Host: a.host()}
 	var resp enrollapi.CertificateResponse
-	err = a.retry(ctx, id.deadline(), "renewing the certificate", transient, func() error {
+	err := a.retry(ctx, id.deadline(), "renewing the certificate", transient, func() error {
 		resp = enrollapi.CertificateResponse{}
 		return a.client.postJSON(ctx, enrollapi.PathRenewal(id.uuid), req, &resp)
 	})
+	return &resp, err
+}
+
+// renewalFailed says what a failed renewal of id means, recording that the
+// certificate is refused for good when a new enrollment is needed.
+func (a *Agent) renewalFailed(ctx context.Context, id *identity, err error) error {
 	var apiErr *enrollapi.Error
 	var graceOver *graceOverError
 	switch {
-	case err == nil:
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.As(err, &graceOver):
@@ -131,22 +182,6 @@ func (a *Agent) renew(ctx context.Context, id *identity) error {
 	default:
 		return fmt.Errorf("renewal refused: %w", err)
 	}
-	next, tr, err := a.accept(&resp, id.uuid, id.key)
-	if err != nil {
-		return fmt.Errorf("renewal: %w", err)
-	}
-	u, err := a.save(next, false, tr)
-	if err != nil {
-		return fmt.Errorf("renewal: %w", err)
-	}
-	a.clearPending()
-	a.log.Info("renewed, next renewal at "+next.renewAt.Format(logTime), "uri", next.uri().String(),
-		"serial", next.leaf.SerialNumber.Text(16), "notAfter", next.leaf.NotAfter)
-	if u.Attributes {
-		a.log.Info("the registry's labels or hostname of the workload changed", "labels", next.labels, "hostname", next.hostname)
-	}
-	a.notify(u)
-	return nil
 }
 
 // retry calls fn until it succeeds, fails in a way retryable refuses, ctx is done or, when

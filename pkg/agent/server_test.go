@@ -121,6 +121,11 @@ type fakeServer struct {
 	// labels and hostname are the attributes answered with each certificate.
 	labels   map[string]string
 	hostname string
+	// form writes workload URIs; a renewal asking for another form's is
+	// answered IdentityChanged. The default form when zero.
+	form enrollapi.IdentityForm
+	// unavailableFor answers 503 to the renewal requests it accepts.
+	unavailableFor func(*x509.CertificateRequest) bool
 }
 
 const testToken = "tok1." + "s3cr3t-join-secret"
@@ -189,7 +194,7 @@ func (s *fakeServer) enroll(w http.ResponseWriter, r *http.Request) {
 	_, _ = rand.Read(b)
 	id := fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 	s.current[id] = nil
-	reply(w, http.StatusCreated, &enrollapi.EnrollResponse{UUID: id, Namespace: "tenant", URI: enrollapi.WorkloadURI(id).String()})
+	reply(w, http.StatusCreated, &enrollapi.EnrollResponse{UUID: id, Namespace: "tenant", URI: s.form.URI(id).String()})
 }
 
 func (s *fakeServer) certificate(w http.ResponseWriter, r *http.Request) {
@@ -247,7 +252,7 @@ func (s *fakeServer) renew(w http.ResponseWriter, r *http.Request) {
 	roots.AppendCertsFromPEM(s.bundle)
 	_, err := seen.presented.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: seen.presented.NotBefore,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
-	if err != nil || len(seen.presented.URIs) != 1 || seen.presented.URIs[0].String() != enrollapi.WorkloadURI(id).String() {
+	if err != nil || len(seen.presented.URIs) != 1 || !namesWorkload(seen.presented.URIs[0], id) {
 		seen.status = http.StatusUnauthorized
 		s.fail(w, seen.status, enrollapi.ReasonUnauthenticated, "the client certificate is not this workload's")
 		return
@@ -267,8 +272,25 @@ func (s *fakeServer) renew(w http.ResponseWriter, r *http.Request) {
 		seen.status = http.StatusBadRequest
 		return
 	}
-	seen.csr, seen.status = csr, http.StatusOK
+	seen.csr = csr
+	if s.unavailableFor != nil && s.unavailableFor(csr) {
+		seen.status = http.StatusServiceUnavailable
+		s.fail(w, seen.status, enrollapi.ReasonSigningUnavailable, "the CA is down; retry later")
+		return
+	}
+	if want := s.form.URI(id); len(csr.URIs) != 1 || csr.URIs[0].String() != want.String() {
+		seen.status = http.StatusConflict
+		reply(w, seen.status, &enrollapi.Error{Reason: enrollapi.ReasonIdentityChanged, Message: "the form changed", URI: want.String()})
+		return
+	}
+	seen.status = http.StatusOK
 	reply(w, http.StatusOK, s.issue(id, csr.PublicKey))
+}
+
+// namesWorkload reports whether u is id's workload URI in any form.
+func namesWorkload(u *url.URL, id string) bool {
+	_, got, err := enrollapi.FormOf(u)
+	return err == nil && got == id
 }
 
 func (s *fakeServer) getBundle(w http.ResponseWriter, _ *http.Request) {
@@ -301,13 +323,14 @@ func (s *fakeServer) issue(id string, pub crypto.PublicKey) *enrollapi.Certifica
 	c := s.signer.sign(s.t, &x509.Certificate{
 		NotBefore:   nb,
 		NotAfter:    nb.Add(s.ttl),
-		URIs:        []*url.URL{enrollapi.WorkloadURI(id)},
+		URIs:        []*url.URL{s.form.URI(id)},
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
 	}, pub)
 	s.current[id] = c.SerialNumber
 	return &enrollapi.CertificateResponse{
 		UUID:                id,
+		URI:                 s.form.URI(id).String(),
 		Certificate:         string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})),
 		Bundle:              string(s.bundle),
 		NotAfter:            c.NotAfter.Format(time.RFC3339),

@@ -65,7 +65,9 @@ type identity struct {
 	hostname string
 }
 
-func (id *identity) uri() *url.URL { return enrollapi.WorkloadURI(id.uuid) }
+// uri is the certificate's one URI SAN, in the install's identity form when
+// it was issued.
+func (id *identity) uri() *url.URL { return id.leaf.URIs[0] }
 
 // deadline is the end of the renewal grace.
 func (id *identity) deadline() time.Time { return id.leaf.NotAfter.Add(id.grace) }
@@ -164,7 +166,9 @@ func (a *Agent) loadIdentity() (*identity, state) {
 		a.log.Warn("the certificate on disk is not a workload certificate", "file", a.files.path(certFile))
 		return nil, st
 	}
-	uuid, err := enrollapi.ParseWorkloadURI(pair.Leaf.URIs[0])
+	// The agent is not told the install's identity form: any URI ending in
+	// a workload UUID is the certificate's, and names the state's workload.
+	uuid, err := enrollapi.WorkloadIDOf(pair.Leaf.URIs[0])
 	if err != nil {
 		a.log.Warn("the certificate on disk is not a workload certificate", "file", a.files.path(certFile), "error", err)
 		return nil, st

@@ -108,7 +108,7 @@ func TestCheckCertificateAcceptsOnlyTheWorkloadsOwnCertificate(t *testing.T) {
 		}), key.Public()), wantErr: "does not chain to the bundle"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := checkCertificate(tc.leaf, nil, roots, key.Public(), id, now)
+			err := checkCertificate(tc.leaf, nil, roots, key.Public(), enrollapi.WorkloadURI(id), now)
 			if tc.wantErr == "" {
 				NewWithT(t).Expect(err).NotTo(HaveOccurred())
 				return

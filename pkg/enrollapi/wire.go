@@ -25,18 +25,26 @@ limitations under the License.
 //
 //  1. POST PathWorkloads with EnrollRequest (the join token, hostname and
 //     labels): the token and labels are checked, a Workload is registered
-//     and its UUID returned in EnrollResponse. No certificate yet.
+//     and its UUID and URI returned in EnrollResponse. No certificate yet.
 //  2. POST PathCertificate(uuid) with CertificateRequest (the same token and a
-//     CSR whose only SAN is WorkloadURI(uuid)): the certificate is signed and
+//     CSR whose only SAN is EnrollResponse.URI): the certificate is signed and
 //     returned in CertificateResponse; the token's use is recorded.
 //
 // Renewal is POST PathRenewal(uuid) with RenewalRequest over a TLS
 // connection authenticated by the workload's current certificate.
-// GET PathBundle returns the trust bundle (no authentication).
+// GET PathBundle returns the trust bundle and GET PathIdentity the
+// install's IdentityForm (no authentication for either).
+//
+// The URI is written in the install's IdentityForm, configured once on the
+// enrollment-controller: credo://workload/<uuid> by default, or with a
+// trust domain, credo://<trust domain>/workload/<uuid> or the SPIFFE ID
+// spiffe://<trust domain>/workload/<uuid>. Agents are not configured with
+// it: they ask for the URI the server names (EnrollResponse.URI, and after
+// a change of form, Error.URI of a ReasonIdentityChanged refusal) and check
+// only that it ends in their UUID (WorkloadIDOf).
 package enrollapi
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -48,8 +56,9 @@ const (
 	// PathBundle serves the trust bundle, PEM, content type application/x-pem-file.
 	PathBundle = "/v1/bundle"
 
-	// URIScheme and URIHost form the one URI SAN: credo://workload/<uuid>.
-	URIScheme = "credo"
+	// URIScheme and URIHost form the URI SAN of the default IdentityForm:
+	// credo://workload/<uuid>.
+	URIScheme = SchemeCredo
 	URIHost   = "workload"
 
 	// TokenSeparator separates a join token's id from its secret part.
@@ -62,10 +71,9 @@ func PathCertificate(uuid string) string { return PathWorkloads + "/" + uuid + "
 // PathRenewal is where a workload renews with its current certificate.
 func PathRenewal(uuid string) string { return PathWorkloads + "/" + uuid + "/renewal" }
 
-// WorkloadURI returns credo://workload/<uuid>.
-func WorkloadURI(uuid string) *url.URL {
-	return &url.URL{Scheme: URIScheme, Host: URIHost, Path: "/" + uuid}
-}
+// WorkloadURI returns credo://workload/<uuid>, the URI of the default
+// IdentityForm. A server writes its own form's, IdentityForm.URI.
+func WorkloadURI(uuid string) *url.URL { return DefaultIdentityForm().URI(uuid) }
 
 // ValidWorkloadID reports whether id can name a workload: the characters of
 // a UUID, at most 64 of them. The server assigns UUIDs; the agent refuses
@@ -74,17 +82,9 @@ func ValidWorkloadID(id string) bool {
 	return id != "" && len(id) <= 64 && strings.Trim(id, "0123456789abcdefABCDEF-") == ""
 }
 
-// ParseWorkloadURI returns the UUID of a credo://workload/<uuid> URI, or an error.
-func ParseWorkloadURI(u *url.URL) (string, error) {
-	if u == nil || u.Scheme != URIScheme || u.Host != URIHost || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("not a workload URI: want %s://%s/<uuid>", URIScheme, URIHost)
-	}
-	id := strings.TrimPrefix(u.Path, "/")
-	if !ValidWorkloadID(id) {
-		return "", fmt.Errorf("not a workload URI: want %s://%s/<uuid>", URIScheme, URIHost)
-	}
-	return id, nil
-}
+// ParseWorkloadURI returns the UUID of a credo://workload/<uuid> URI, the
+// default IdentityForm, or an error.
+func ParseWorkloadURI(u *url.URL) (string, error) { return DefaultIdentityForm().Parse(u) }
 
 // EnrollRequest is step 1: who the workload says it is, and the token that allows it.
 type EnrollRequest struct {
@@ -102,7 +102,8 @@ type EnrollResponse struct {
 	UUID string `json:"uuid"`
 	// Namespace of the Workload and its policy.
 	Namespace string `json:"namespace"`
-	// URI is the only SAN the certificate request must carry.
+	// URI is the only SAN the certificate request must carry, in the
+	// install's IdentityForm.
 	URI string `json:"uri"`
 }
 
@@ -110,7 +111,7 @@ type EnrollResponse struct {
 type CertificateRequest struct {
 	// Token is the same join token as in step 1.
 	Token string `json:"token"`
-	// CSR is a PEM "CERTIFICATE REQUEST" whose only SAN is the workload URI.
+	// CSR is a PEM "CERTIFICATE REQUEST" whose only SAN is EnrollResponse.URI.
 	CSR string `json:"csr"`
 	// Host is what the agent says of its host, recorded beside the
 	// certificate. Optional.
@@ -119,8 +120,9 @@ type CertificateRequest struct {
 
 // RenewalRequest renews over a connection authenticated by the current certificate.
 type RenewalRequest struct {
-	// CSR is a PEM "CERTIFICATE REQUEST" whose only SAN is the workload URI.
-	// The agent may reuse its key or send a new one. A renewal whose answer
+	// CSR is a PEM "CERTIFICATE REQUEST" whose only SAN is the workload URI,
+	// the one of the current certificate, or the one a ReasonIdentityChanged
+	// refusal names. The agent may reuse its key or send a new one. A renewal whose answer
 	// was lost is retried with the same CSR, byte for byte: within the
 	// server's retry window it gets the certificate already issued, while
 	// any other request presenting the replaced certificate is a duplicate
@@ -150,6 +152,8 @@ const MaxBootIDLength = 64
 type CertificateResponse struct {
 	// UUID of the workload.
 	UUID string `json:"uuid"`
+	// URI is the certificate's one URI SAN, in the install's IdentityForm.
+	URI string `json:"uri,omitempty"`
 	// Certificate is the leaf, PEM.
 	Certificate string `json:"certificate"`
 	// Chain holds the intermediates between the leaf and a bundle root, PEM; may be empty.
@@ -207,12 +211,22 @@ const (
 	// (answered 429 with Retry-After); retry. A token the server already
 	// holds is never refused for it.
 	ReasonTokenLookupsLimited = "TokenLookupsLimited"
+	// ReasonIdentityChanged: the install's IdentityForm changed since the
+	// current certificate was issued, and the renewal's request names the
+	// URI in the former form (answered 409). Error.URI is the workload's
+	// URI now: send the renewal again, presenting the same certificate,
+	// with a request for that URI (the same key may be kept). Not a
+	// re-enrollment.
+	ReasonIdentityChanged = "IdentityChanged"
 )
 
 // Error is the JSON body of every non-2xx answer.
 type Error struct {
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
+	// URI is set with ReasonIdentityChanged: the workload URI a renewal
+	// request must name now.
+	URI string `json:"uri,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Reason + ": " + e.Message }

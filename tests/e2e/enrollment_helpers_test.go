@@ -291,9 +291,12 @@ func newEnrollmentPolicy(t *testing.T, ns string, ttl, grace time.Duration) *enr
 	return p
 }
 
+// uuidOf is the workload UUID of c's one URI, whatever its identity form:
+// the last path segment.
 func uuidOf(c *x509.Certificate) string {
 	if len(c.URIs) != 1 {
 		return ""
 	}
-	return strings.TrimPrefix(c.URIs[0].Path, "/")
+	p := c.URIs[0].Path
+	return p[strings.LastIndex(p, "/")+1:]
 }

@@ -64,6 +64,8 @@ var localOnlyTests = []string{
 	"TestClonedAgentsAreDetectedAndHandledAsThePolicySays",
 	"TestLostRenewalAnswerIsAnsweredWithTheSameCertificate",
 	"TestRelabelIsReflectedOnTheNextRenewalWithoutReenrollment",
+	"TestSpiffeFormEnrollsRenews",
+	"TestAnAgentRenewsIntoTheNewIdentityFormWithoutAToken",
 	"TestEveryControllerServesReconcileDurationsAndCredoCounters",
 	"TestAFluxEditTenantCannotSetThePlatformRootPassword",
 	"TestShadowedPlatformValuesAreRestoredAndReported",

@@ -193,18 +193,25 @@ func TestAPlatformShapedReleaseBesideThePlatformsControllers(t *testing.T) {
 // (none: its defaults), and with its defaults again when the test ends.
 func restartTrustController(t *testing.T, e *devenv.Environment, args ...string) {
 	t.Helper()
+	restartControllerWith(t, e, "trust-controller", args...)
+}
+
+// restartControllerWith restarts the named local controller with args
+// (none: its defaults), and with its defaults again when the test ends.
+func restartControllerWith(t *testing.T, e *devenv.Environment, name string, args ...string) {
+	t.Helper()
 	if e.ExtraArgs == nil {
 		e.ExtraArgs = map[string][]string{}
 	}
-	e.ExtraArgs["trust-controller"] = args
-	if err := e.RestartController(context.Background(), "trust-controller"); err != nil {
+	e.ExtraArgs[name] = args
+	if err := e.RestartController(context.Background(), name); err != nil {
 		t.Fatal(err)
 	}
 	if len(args) > 0 {
 		t.Cleanup(func() {
-			if len(e.ExtraArgs["trust-controller"]) > 0 {
-				e.ExtraArgs["trust-controller"] = nil
-				_ = e.RestartController(context.Background(), "trust-controller")
+			if len(e.ExtraArgs[name]) > 0 {
+				e.ExtraArgs[name] = nil
+				_ = e.RestartController(context.Background(), name)
 			}
 		})
 	}

@@ -66,7 +66,10 @@ func Key(err error) string {
 // current certificate.
 type Agent struct {
 	// UUID is the workload's identity, set by Enroll.
-	UUID  string
+	UUID string
+	// URI is the workload URI the server named, in the install's identity
+	// form; set by Enroll.
+	URI   *url.URL
 	key   *ecdsa.PrivateKey
 	cert  tls.Certificate
 	roots *x509.CertPool
@@ -103,10 +106,15 @@ func (a *Agent) Enroll(base, token string) error {
 		enrollapi.EnrollRequest{Token: token, Hostname: "bench.example.org"}, &reg); err != nil {
 		return err
 	}
-	csr, err := a.csr(reg.UUID)
+	uri, err := url.Parse(reg.URI)
+	if err != nil {
+		return fmt.Errorf("the server named the workload URI %q: %w", reg.URI, err)
+	}
+	csr, err := a.csr(uri)
 	if err != nil {
 		return err
 	}
+	a.URI = uri
 	var resp enrollapi.CertificateResponse
 	if err := post(a.c, "certificate", base+enrollapi.PathCertificate(reg.UUID),
 		enrollapi.CertificateRequest{Token: token, CSR: csr}, &resp); err != nil {
@@ -117,7 +125,7 @@ func (a *Agent) Enroll(base, token string) error {
 
 // Renew renews the agent's certificate with it and keeps the new one.
 func (a *Agent) Renew(base string) error {
-	csr, err := a.csr(a.UUID)
+	csr, err := a.csr(a.URI)
 	if err != nil {
 		return err
 	}
@@ -130,9 +138,9 @@ func (a *Agent) Renew(base string) error {
 	return a.keep(a.UUID, resp.Certificate)
 }
 
-func (a *Agent) csr(id string) (string, error) {
+func (a *Agent) csr(uri *url.URL) (string, error) {
 	der, err := x509.CreateCertificateRequest(rand.Reader,
-		&x509.CertificateRequest{URIs: []*url.URL{enrollapi.WorkloadURI(id)}}, a.key)
+		&x509.CertificateRequest{URIs: []*url.URL{uri}}, a.key)
 	if err != nil {
 		return "", err
 	}

@@ -217,6 +217,15 @@ type WorkloadStatus struct {
 	// +optional
 	Serial string `json:"serial,omitempty"`
 
+	// uri is the current certificate's one URI SAN, in the identity form
+	// the install wrote it in when it was issued (credo://workload/<uuid>
+	// by default; see the enrollment-controller's --identity-scheme and
+	// --trust-domain). After a change of form, the workloads whose uri is
+	// still in the former form are those yet to renew.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	URI string `json:"uri,omitempty"`
+
 	// notBefore is the start of the current certificate's validity.
 	// +optional
 	NotBefore *metav1.Time `json:"notBefore,omitempty"`
@@ -326,13 +335,15 @@ type WorkloadStatus struct {
 // +kubebuilder:printcolumn:name="Renew After",type=string,JSONPath=`.status.renewAfter`
 // +kubebuilder:printcolumn:name="Serial",type=string,JSONPath=`.status.serial`,priority=1
 // +kubebuilder:printcolumn:name="Renewals",type=integer,JSONPath=`.status.renewals`,priority=1
+// +kubebuilder:printcolumn:name="URI",type=string,JSONPath=`.status.uri`,priority=1
 // +kubebuilder:printcolumn:name="Denied",type=string,JSONPath=`.spec.denied.reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 
-// Workload is an enrolled agent: its certificate carries only
-// credo://workload/<name>; everything else about it lives here.
+// Workload is an enrolled agent: its certificate carries only its workload
+// URI (credo://workload/<name> in the default identity form, status.uri);
+// everything else about it lives here.
 type Workload struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -175,7 +175,8 @@ func leafTemplate(req ca.SigningRequest, issuer *x509.Certificate) (*x509.Certif
 	}
 	uri := *req.URI
 	var cn string
-	if id, err := enrollapi.ParseWorkloadURI(req.URI); err == nil && len(id) <= maxCommonName {
+	// The CN names the workload, in whichever identity form the URI is.
+	if _, id, err := enrollapi.FormOf(req.URI); err == nil && len(id) <= maxCommonName {
 		cn = id
 	}
 	return &x509.Certificate{

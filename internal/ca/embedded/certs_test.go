@@ -161,6 +161,25 @@ func TestLeafTemplateLeavesCommonNameEmptyForOtherURIs(t *testing.T) {
 	g.Expect(tmpl.URIs[0].String()).To(Equal("spiffe://example.org/ns/a"))
 }
 
+func TestLeafTemplateNamesTheWorkloadInEveryIdentityForm(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Now()
+	issuer := mustAuthority(t, now, time.Hour)
+	for _, form := range []enrollapi.IdentityForm{
+		enrollapi.DefaultIdentityForm(),
+		{Scheme: enrollapi.SchemeCredo, TrustDomain: "corp.example"},
+		{Scheme: enrollapi.SchemeSPIFFE, TrustDomain: "corp.example"},
+	} {
+		req := signingRequest(testpki.Key(t).Public(), now, now.Add(time.Minute))
+		req.URI = form.URI(testUUID)
+		tmpl, err := leafTemplate(req, issuer.cert)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(tmpl.Subject.CommonName).To(Equal(testUUID), form.String())
+		g.Expect(tmpl.URIs).To(HaveLen(1))
+		g.Expect(tmpl.URIs[0].String()).To(Equal(form.URI(testUUID).String()))
+	}
+}
+
 func TestServingTemplateSplitsDNSNamesAndIPs(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Now()
