@@ -136,11 +136,13 @@ func TestUnknownOrUnbuiltFormatsAreRefused(t *testing.T) {
 	newAccount(t, ns, "md5", "db", "u1", "md5")
 	newAccount(t, ns, "hook", "db", "u2", "custom", func(a *credv1.CredentialAccount) {
 		a.Spec.Format.Kind = credv1.FormatWebhook
-		a.Spec.Format.Webhook = &credv1.WebhookFormat{URL: "https://hash.example"}
+		a.Spec.Format.Webhook = &credv1.WebhookFormat{ClientConfig: credv1.WebhookClientConfig{
+			Service: &credv1.WebhookService{Namespace: "hashing", Name: "verifier"}}}
 	})
 	a := accountWith(g, ns, "md5", accountReason(credv1.FormatRefusedCondition, credv1.UnknownFormatReason))
 	g.Expect(conditions.GetMessage(a, credv1.FormatRefusedCondition)).To(ContainSubstring("md5"))
-	accountWith(g, ns, "hook", accountReason(credv1.FormatRefusedCondition, credv1.UnsupportedFormatKindReason))
+	hook := accountWith(g, ns, "hook", accountReason(credv1.FormatRefusedCondition, credv1.UnsupportedFormatKindReason))
+	g.Expect(conditions.GetMessage(hook, credv1.FormatRefusedCondition)).To(HavePrefix("format kind Webhook is part of the API but not built yet; "))
 	g.Expect(apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db.u1.account"}, &corev1.Secret{}))).To(BeTrue())
 }
 
