@@ -70,6 +70,9 @@ var localOnlyTests = []string{
 	"TestAForgedReleaseStatusNeverMakesAPlatformAccountApplied",
 	"TestEveryWriteCarriesItsBinarysOneName",
 	"TestAPlatformShapedReleaseBesideThePlatformsControllers",
+	"TestAccountSecretExistsBeforeHelmControllerInstalls",
+	"TestAccountAndReleaseTogether",
+	"TestDeletedAccountBeforeReleaseLeavesNoSecret",
 }
 
 // clusterOnlyTests need credo installed as users install it: Deployments,
