@@ -119,23 +119,33 @@ func TestValuesMapSourceAddsAndRemovesAccountsAsValuesChange(t *testing.T) {
 }
 
 func TestUnbuiltSourceKindsAreRefused(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
-	src := &credv1.AccountSource{
-		ObjectMeta: metav1.ObjectMeta{Name: "cel"},
-		Spec: credv1.AccountSourceSpec{Chart: "anything", Sources: []credv1.AccountSourceEntry{
-			{Kind: credv1.SourceExpression, Template: credv1.AccountTemplate{Format: credv1.Format{Name: "plaintext"}}},
-		}},
+	hook := &credv1.WebhookSource{ClientConfig: credv1.WebhookClientConfig{
+		Service: &credv1.WebhookService{Namespace: "naming", Name: "usernames"}}}
+	for _, entry := range []credv1.AccountSourceEntry{
+		{Kind: credv1.SourceExpression},
+		{Kind: credv1.SourceWebhook, Webhook: hook},
+	} {
+		t.Run(string(entry.Kind), func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			entry.Template = credv1.AccountTemplate{Format: credv1.Format{Name: "plaintext"}}
+			src := &credv1.AccountSource{
+				ObjectMeta: metav1.ObjectMeta{Name: "unbuilt-" + strings.ToLower(string(entry.Kind))},
+				Spec:       credv1.AccountSourceSpec{Chart: "anything", Sources: []credv1.AccountSourceEntry{entry}},
+			}
+			g.Expect(env.Client.Create(ctx, src)).To(Succeed())
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), src) })
+			ns := env.NewNamespace(t)
+			env.NewHelmRelease(t, ns, "x", "anything", nil)
+			g.Eventually(func() string {
+				_ = env.Client.Get(ctx, client.ObjectKeyFromObject(src), src)
+				return conditions.GetReason(src, meta.StalledCondition)
+			}, 20*time.Second, 100*time.Millisecond).Should(Equal(credv1.UnsupportedSourceKindReason))
+			g.Expect(conditions.GetMessage(src, meta.StalledCondition)).To(Equal(
+				"sources[0]: source kind " + string(entry.Kind) + " is part of the API but not built yet; built: ValuesMap, Static"))
+			g.Expect(usernamesOf(g, ns, src.Name)).To(BeEmpty())
+		})
 	}
-	g.Expect(env.Client.Create(ctx, src)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), src) })
-	ns := env.NewNamespace(t)
-	env.NewHelmRelease(t, ns, "x", "anything", nil)
-	g.Eventually(func() string {
-		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(src), src)
-		return conditions.GetReason(src, meta.StalledCondition)
-	}, 20*time.Second, 100*time.Millisecond).Should(Equal(credv1.UnsupportedSourceKindReason))
-	g.Expect(usernamesOf(g, ns, src.Name)).To(BeEmpty())
 }
 
 // One tenant's values cannot fail another's accounts: a refused key (too

@@ -34,7 +34,7 @@ import (
 )
 
 // errUnsupportedSource refuses source kinds that are named in the API but not built.
-var errUnsupportedSource = errors.New("source kind is not supported yet")
+var errUnsupportedSource = errors.New("part of the API but not built yet")
 
 // errInvalidSelector refuses a releaseSelector that cannot be parsed.
 var errInvalidSelector = errors.New("invalid releaseSelector")
@@ -127,7 +127,7 @@ func desiredAccounts(src *credv1.AccountSource, hr *helmv2.HelmRelease, keys map
 			}
 			usernames = at.keys
 		default:
-			return nil, fmt.Errorf("%w: sources[%d] is %s; built: ValuesMap, Static", errUnsupportedSource, i, entry.Kind)
+			return nil, fmt.Errorf("sources[%d]: source kind %s is %w; built: ValuesMap, Static", i, entry.Kind, errUnsupportedSource)
 		}
 		for _, u := range usernames {
 			cands = append(cands, usernameCandidate{entry: i, username: u,

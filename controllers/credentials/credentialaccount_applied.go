@@ -41,9 +41,11 @@ import (
 // Ready, and so returns no error: a consumer it could not read, or a
 // request it could not make, is Unknown ObserveFailed and logged, until
 // the next event of the account, its Secret or a consumer. Without the
-// Secret (s nil) nothing is observed.
+// Secret (s nil) nothing is observed. Before the release exists (hr nil,
+// ReleasePending), a valuesFrom account's release is a consumer that reads
+// nothing yet: Unknown, ReleasePending; the engines are observed as ever.
 func (r *CredentialAccountReconciler) reconcileApplied(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) {
-	if s == nil || hr == nil {
+	if s == nil {
 		// No account Secret in place: Ready says why; Applied is left as
 		// it was until there is a Secret to observe.
 		return
@@ -55,7 +57,11 @@ func (r *CredentialAccountReconciler) reconcileApplied(ctx context.Context, acct
 	}
 	var states []consumerState
 	var errs []error
-	if acct.Spec.ValuesFrom != nil {
+	switch {
+	case acct.Spec.ValuesFrom != nil && hr == nil:
+		states = append(states, appliedUnknown(credv1.ReleasePendingReason,
+			"HelmRelease %s does not exist yet; it reads the verifier through valuesFrom once it does", acct.Spec.Release))
+	case acct.Spec.ValuesFrom != nil:
 		st, err := r.releaseApplied(ctx, acct, hr, s)
 		states, errs = append(states, st), append(errs, err)
 	}

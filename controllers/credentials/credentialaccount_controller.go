@@ -25,7 +25,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,16 +41,17 @@ import (
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=patch
 
 var credentialAccountSummary = reconciler.Summary{
-	FieldOwner:   CredentialFieldOwner,
-	ReadyMessage: "account Secret is in place",
+	FieldOwner: CredentialFieldOwner,
+	Message:    readyMessage,
 	NegativePolarity: []string{
 		credv1.FormatRefusedCondition,
 		credv1.SecretFailedCondition,
 		credv1.DeliveryFailedCondition,
 	},
-	// Applied says whether the engine uses the current verifier; it is no
-	// part of Ready.
-	Informational: []string{credv1.AppliedCondition},
+	// Applied says whether the engine uses the current verifier, and
+	// ReleasePending that the release does not exist yet; neither is part
+	// of Ready.
+	Informational: []string{credv1.AppliedCondition, credv1.ReleasePendingCondition},
 }
 
 // Reconcile reconciles one CredentialAccount.
@@ -77,38 +77,45 @@ func (r *CredentialAccountReconciler) Reconcile(ctx context.Context, req ctrl.Re
 }
 
 // reconcileAccount keeps the account Secret and its delivery, and returns
-// the release (nil when it cannot be read) and the account Secret (nil
-// when none is in place) for the Applied step.
+// the release (nil when it cannot be read, or does not exist) and the
+// account Secret (nil when none is in place) for the Applied step. While
+// the release does not exist, the Secret is written all the same, owned by
+// the account (credentialaccount_pending.go).
 func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct *credv1.CredentialAccount) (*helmv2.HelmRelease, *corev1.Secret, error) {
 	// The release is read first, so that every Warning is recorded on it
-	// too; a missing release is reported after a refused format.
-	hr := &helmv2.HelmRelease{}
-	hrErr := r.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Spec.Release}, hr)
-	if hrErr != nil {
-		hr = nil
-	}
+	// too; a release that cannot be read is reported after a refused format.
+	hr, hrErr := r.release(ctx, acct)
 	ev := r.events(hr)
+	if hrErr == nil {
+		markReleasePending(acct, hr == nil)
+	}
 	f, err := r.format(acct)
 	if err != nil {
 		return hr, nil, r.fail(ev, acct, credv1.FormatRefusedCondition, err)
 	}
 	conditions.Delete(acct, credv1.FormatRefusedCondition)
 
-	if hrErr != nil {
-		if apierrors.IsNotFound(hrErr) {
-			hrErr = reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s not found", acct.Spec.Release)
+	switch {
+	case hrErr != nil:
+		return nil, nil, r.fail(ev, acct, credv1.SecretFailedCondition, hrErr)
+	case hr == nil:
+		if err := goneWithRelease(acct); err != nil {
+			return nil, nil, r.fail(ev, acct, credv1.SecretFailedCondition, err)
 		}
-		return hr, nil, r.fail(ev, acct, credv1.SecretFailedCondition, hrErr)
-	}
-	if !hr.DeletionTimestamp.IsZero() {
+	case !hr.DeletionTimestamp.IsZero():
 		// Its Secret goes with it, by garbage collection: nothing to write.
 		return hr, nil, r.fail(ev, acct, credv1.SecretFailedCondition,
-			reconciler.NewWaiting(credv1.HelmReleaseNotFoundReason, "HelmRelease %s is being deleted", acct.Spec.Release))
+			reconciler.NewWaiting(credv1.HelmReleaseDeletingReason, "HelmRelease %s is being deleted", acct.Spec.Release))
 	}
 	if err := r.checkAccountCollision(ctx, acct); err != nil {
 		return hr, nil, r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
-	if err := r.checkReserved(ctx, acct, hr); err != nil {
+	if hr == nil {
+		err = r.checkReservedPending(ctx, acct)
+	} else {
+		err = r.checkReserved(ctx, acct, hr)
+	}
+	if err != nil {
 		return hr, nil, r.fail(ev, acct, credv1.SecretFailedCondition, err)
 	}
 	secret, err := r.ensureSecret(ctx, acct, hr, f)
@@ -122,13 +129,19 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 	before := lastOperation(acct)
 	r.recordSecret(acct, secret)
 
-	if acct.Spec.ValuesFrom != nil {
+	switch {
+	case hr == nil:
+		// Nothing to deliver to yet: the release's valuesFrom entry is
+		// written once it exists.
+	case acct.Spec.ValuesFrom != nil:
 		if err := r.deliverValues(ctx, acct, hr, before); err != nil {
 			return hr, secret, r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
 		}
-	} else if err := r.removeValues(ctx, acct); err != nil {
+	default:
 		// valuesFrom was dropped from the spec: its entry goes too.
-		return hr, secret, r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
+		if err := r.removeValues(ctx, acct); err != nil {
+			return hr, secret, r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
+		}
 	}
 	conditions.Delete(acct, credv1.DeliveryFailedCondition)
 	return hr, secret, nil

@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -145,8 +146,12 @@ func (r *CredentialAccountReconciler) created(acct *credv1.CredentialAccount, s 
 		return nil, r.refusal(acct, err)
 	}
 	metrics.AccountSecretCreated(acct.Namespace)
+	until := ""
+	if release := s.Annotations[r.AccountKeys.AwaitingRelease()]; release != "" {
+		until = fmt.Sprintf(", owned by the CredentialAccount until HelmRelease %s exists", release)
+	}
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.SecretCreatedReason, eventActionAccount,
-		"created Secret %s (%s)", name, s.Annotations[r.AccountKeys.Origin])
+		"created Secret %s (%s)%s", name, s.Annotations[r.AccountKeys.Origin], until)
 	return s, nil
 }
 
@@ -173,11 +178,15 @@ func (r *CredentialAccountReconciler) now() time.Time {
 }
 
 // binding is what the kept password of the platform account acct of hr is
-// bound to.
+// bound to; pending (the namespace and the release's name) while there is
+// no release (hr nil).
 func (r *CredentialAccountReconciler) binding(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease) (*account.Binding, error) {
 	ns := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
 	if err := r.Get(ctx, client.ObjectKey{Name: acct.Namespace}, ns); err != nil {
 		return nil, fmt.Errorf("reading namespace %s: %w", acct.Namespace, err)
+	}
+	if hr == nil {
+		return account.NewPendingBinding(ns.UID, types.NamespacedName{Namespace: acct.Namespace, Name: acct.Spec.Release}), nil
 	}
 	return account.NewBinding(ns.UID, hr), nil
 }

@@ -33,8 +33,10 @@ import (
 // platform account), or brings the metadata of an existing one of this
 // account up to date without touching its password; a platform account's
 // stored verifier is checked against the kept password. A foreign Secret,
-// or one that belongs to another account, is never written.
-func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format) (*corev1.Secret, error) {
+// or one that belongs to another account, is never written. With no
+// release (hr nil), the Secret is the account's until the release exists;
+// once it does, the Secret written meanwhile is handed over to it.
+func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format) (_ *corev1.Secret, err error) {
 	w := r.writer()
 	if acct.GetOwner() == credv1.OwnerPlatform {
 		b, err := r.binding(ctx, acct, hr)
@@ -47,8 +49,16 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 	if err != nil {
 		return nil, err
 	}
-	if cur != nil && account.ManagedByCredo(cur) && r.AccountKeys.OfEarlierRelease(cur, hr) {
+	if cur != nil && account.ManagedByCredo(cur) && r.AccountKeys.OfEarlierRelease(cur, acct, hr) {
 		return nil, r.dropEarlier(ctx, w, acct, hr, cur)
+	}
+	if cur != nil && hr != nil && r.AccountKeys.Awaits(cur, acct.UID, acct.Spec.Release) {
+		defer func() {
+			if err == nil {
+				r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.SecretHandedOverReason, eventActionAccount,
+					"handed Secret %s, written before HelmRelease %s existed, over to it; its password is kept", cur.Name, hr.Name)
+			}
+		}()
 	}
 	if cur == nil {
 		s, err := w.Create(ctx, acct, hr, f, controllerIdentity)
@@ -86,14 +96,20 @@ func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *cr
 }
 
 // dropEarlier deletes the account Secret cur that credo made for an
-// earlier HelmRelease of hr's name (the application was deleted and made
-// again, or the Secret was orphaned): no password, verifier or record of
-// the earlier application carries over. It is made again once it is gone.
+// earlier HelmRelease of the account's release name (the application was
+// deleted, and maybe made again as hr, or the Secret was orphaned): no
+// password, verifier or record of the earlier application carries over.
+// It is made again once it is gone, for hr or, with none (hr nil),
+// awaiting the release.
 func (r *CredentialAccountReconciler) dropEarlier(ctx context.Context, w *account.Writer, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret) error {
 	if _, err := w.DeleteRecord(ctx, cur); err != nil {
 		return err
 	}
+	again := "for this one"
+	if hr == nil {
+		again = "awaiting the next one"
+	}
 	r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.EarlierReleaseSecretReason, eventActionAccount,
-		"deleted Secret %s, made for an earlier HelmRelease %s; it is made again for this one", cur.Name, hr.Name)
-	return reconciler.NewWaiting(credv1.SecretDeletingReason, "Secret %s was made for an earlier HelmRelease %s; it is made again once it is gone", cur.Name, hr.Name)
+		"deleted Secret %s, made for an earlier HelmRelease %s; it is made again %s", cur.Name, acct.Spec.Release, again)
+	return reconciler.NewWaiting(credv1.SecretDeletingReason, "Secret %s was made for an earlier HelmRelease %s; it is made again once it is gone", cur.Name, acct.Spec.Release)
 }

@@ -46,7 +46,9 @@ import (
 //     HelmRelease by garbage collection, and with its namespace;
 //   - a platform account's kept password, in the platform namespace, when
 //     the account, its tenant namespace or its HelmRelease is gone (the
-//     kept password records their UIDs: internal/account/binding.go).
+//     kept password records their UIDs: internal/account/binding.go); one
+//     kept before its release existed (pending) goes with its account or
+//     namespace only.
 //
 // The sweep runs for one account when its deletion is seen, and over every
 // record at start-up and every SweepInterval: that is the recovery path
@@ -245,7 +247,9 @@ func (r *CredentialAccountReconciler) sweepAll(ctx context.Context) (int, error)
 
 // keptGone says why the kept password s is swept (a metrics.Swept*
 // reason): its tenant namespace, its release or its account is gone; ""
-// when all are there. ns is its account's namespace.
+// when all are there. ns is its account's namespace. A pending record,
+// kept before its release existed, is bound to its account alone (and its
+// namespace) until the release adopts it: no release is gone.
 func (r *CredentialAccountReconciler) keptGone(s *metav1.PartialObjectMetadata, accounts, namespaces, releases liveSet) (ns, why string) {
 	// A kept password is named <namespace>.<account Secret>, and a
 	// namespace name has no dot.
@@ -254,7 +258,7 @@ func (r *CredentialAccountReconciler) keptGone(s *metav1.PartialObjectMetadata, 
 		switch {
 		case !namespaces[b.NamespaceUID]:
 			return b.Release.Namespace, metrics.SweptNamespaceDeleted
-		case !releases[b.ReleaseUID]:
+		case !b.Pending() && !releases[b.ReleaseUID]:
 			return b.Release.Namespace, metrics.SweptReleaseDeleted
 		}
 	}

@@ -162,3 +162,42 @@ func revoke(ctx context.Context, c client.Client, ns, acct string) (*accessv1.Re
 	}
 	return r, c.Create(ctx, r)
 }
+
+// An account declared before its release has its Secret at once, owned by
+// the account and awaiting the release, holding a password nobody knows:
+// no mint or revocation writes it until the release exists (which
+// AccountSources reserve its name is unknown until then); then a mint
+// goes through.
+func TestAMintWaitsForTheAccountsRelease(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	acct := &credv1.CredentialAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+		Spec:       credv1.CredentialAccountSpec{Release: "db", Username: "app", Format: credv1.Format{Name: verifier.SCRAMSHA256}},
+	}
+	g.Expect(platform.Create(ctx, acct)).To(Succeed())
+	name := credv1.AccountSecretName("db", "app")
+	var s corev1.Secret
+	g.Eventually(func() map[string]string {
+		_ = platform.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s)
+		return s.Annotations
+	}, 30*time.Second, 100*time.Millisecond).Should(HaveKeyWithValue(keys.AwaitingRelease(), "db"), "the Secret awaits the release")
+	c, _ := newMinter(t, ns)
+
+	_, err := mint(ctx, c, ns, "db", "")
+	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("awaits HelmRelease db, which does not exist yet"))
+	err = c.Create(ctx, &accessv1.Revocation{ObjectMeta: metav1.ObjectMeta{GenerateName: "db-", Namespace: ns},
+		Spec: accessv1.AccountRequestSpec{Account: "db"}})
+	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "got %v", err)
+	g.Expect(secretOf(g, ns, name).ResourceVersion).To(Equal(s.ResourceVersion), "nothing was written")
+
+	env.NewHelmRelease(t, ns, "db", "postgres", nil)
+	g.Eventually(func() map[string]string { return secretOf(g, ns, name).Annotations }, 30*time.Second, 100*time.Millisecond).
+		ShouldNot(HaveKey(keys.AwaitingRelease()), "the release took the Secret over")
+	m, err := mint(ctx, c, ns, "db", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(matches(verifier.SCRAMSHA256, string(secretOf(g, ns, name).Data["password"]), m.Status.Password)).To(BeTrue(),
+		"the stored verifier is the minted password's (values not printed)")
+}

@@ -157,6 +157,13 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 	if err := refusal(o.Keys.Guard(s, acct, false), name); err != nil {
 		return nil, apierrors.NewConflict(gr, spec.Account, err)
 	}
+	if release := s.Annotations[o.Keys.AwaitingRelease()]; release != "" {
+		// Until the release exists, no AccountSource is known to leave the
+		// Secret's name to this account (a platform account may claim it
+		// once the release shows its chart): it holds a password nobody knows.
+		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
+			"the account Secret %s awaits HelmRelease %s, which does not exist yet; mint or revoke once it does", name, release))
+	}
 	if spec.ResourceVersion != "" && spec.ResourceVersion != s.ResourceVersion {
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf(
 			"the account Secret %s is at resourceVersion %s, not %s: it changed since you read it", name, s.ResourceVersion, spec.ResourceVersion))

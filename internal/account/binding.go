@@ -23,6 +23,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 )
 
 // A record is bound to the incarnations it was made for, by UID, never by
@@ -32,6 +34,9 @@ import (
 // HelmRelease (a Secret of an earlier release of the name is never
 // adopted); a kept platform password carries the UIDs of the tenant
 // namespace and of the release, which the controller's sweep checks.
+// Made before its release exists, a kept password carries the namespace's
+// UID and the release's name only (pending), and the sweep holds it to its
+// account until the release adopts it.
 
 // Binding is the tenant namespace and the HelmRelease a kept platform
 // password is bound to.
@@ -50,6 +55,16 @@ func NewBinding(nsUID types.UID, hr *helmv2.HelmRelease) *Binding {
 	return &Binding{NamespaceUID: nsUID, Release: types.NamespacedName{Namespace: hr.Namespace, Name: hr.Name}, ReleaseUID: hr.UID}
 }
 
+// NewPendingBinding is the binding of a record made, in the namespace of
+// UID nsUID, before the HelmRelease named release exists: it has no
+// release UID until the release adopts it (awaiting.go).
+func NewPendingBinding(nsUID types.UID, release types.NamespacedName) *Binding {
+	return &Binding{NamespaceUID: nsUID, Release: release}
+}
+
+// Pending reports whether b awaits its release: it records no release UID.
+func (b Binding) Pending() bool { return b.ReleaseUID == "" }
+
 // stampBinding records b on s.
 func (k Keys) stampBinding(s *corev1.Secret, b *Binding) {
 	if s.Labels == nil {
@@ -59,12 +74,18 @@ func (k Keys) stampBinding(s *corev1.Secret, b *Binding) {
 		s.Annotations = map[string]string{}
 	}
 	s.Labels[k.NamespaceUID] = string(b.NamespaceUID)
-	s.Labels[k.ReleaseUID] = string(b.ReleaseUID)
+	if b.Pending() {
+		delete(s.Labels, k.ReleaseUID)
+	} else {
+		s.Labels[k.ReleaseUID] = string(b.ReleaseUID)
+	}
 	s.Annotations[k.Release] = b.Release.String()
 }
 
 // BindingOf reads the binding recorded on a kept password; ok is false
-// when none is (written before bindings were recorded).
+// when none is (written before bindings were recorded). A binding without
+// a release UID is pending (Binding.Pending): made before its release
+// existed.
 func (k Keys) BindingOf(o metav1.Object) (b Binding, ok bool) {
 	ns, name, found := strings.Cut(o.GetAnnotations()[k.Release], "/")
 	b = Binding{
@@ -72,7 +93,7 @@ func (k Keys) BindingOf(o metav1.Object) (b Binding, ok bool) {
 		Release:      types.NamespacedName{Namespace: ns, Name: name},
 		ReleaseUID:   types.UID(o.GetLabels()[k.ReleaseUID]),
 	}
-	return b, found && b.NamespaceUID != "" && b.ReleaseUID != ""
+	return b, found && b.NamespaceUID != ""
 }
 
 // boundTo reports whether s records exactly the binding b.
@@ -81,17 +102,23 @@ func (k Keys) boundTo(s metav1.Object, b *Binding) bool {
 	return ok && got == *b
 }
 
-// OfEarlierRelease reports whether the account Secret s was made for an
-// earlier HelmRelease of hr's name: it records another release UID, or
-// (written before the UID was recorded) it is owner-referenced to a
-// HelmRelease of hr's name with another UID. Such a Secret holds what an
-// application deleted before hr was created had, and is never adopted.
-func (k Keys) OfEarlierRelease(s metav1.Object, hr *helmv2.HelmRelease) bool {
+// OfEarlierRelease reports whether the account Secret s of acct was made
+// for an earlier HelmRelease of acct's release name than hr (nil: there is
+// none now): it records another release UID, or (written before the UID was
+// recorded) it is owner-referenced to a HelmRelease of the name with
+// another UID. Such a Secret holds what an application deleted before hr was
+// created had, and is never adopted. A Secret written for acct before its
+// release existed (Awaits: no release UID, acct's UID, awaiting the release
+// of its name) is adopted by hr: it is not of an earlier release.
+func (k Keys) OfEarlierRelease(s metav1.Object, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease) bool {
 	if uid := s.GetLabels()[k.ReleaseUID]; uid != "" {
-		return uid != string(hr.UID)
+		return hr == nil || uid != string(hr.UID)
+	}
+	if k.Awaits(s, acct.UID, acct.Spec.Release) {
+		return false
 	}
 	for _, ref := range s.GetOwnerReferences() {
-		if ref.Kind == helmv2.HelmReleaseKind && ref.Name == hr.Name && ref.UID != hr.UID {
+		if ref.Kind == helmv2.HelmReleaseKind && ref.Name == acct.Spec.Release && (hr == nil || ref.UID != hr.UID) {
 			return true
 		}
 	}
@@ -99,8 +126,19 @@ func (k Keys) OfEarlierRelease(s metav1.Object, hr *helmv2.HelmRelease) bool {
 }
 
 // earlierBinding reports whether the kept password s is bound to another
-// release than b's: it is of an earlier incarnation of the application.
+// namespace or release than b's: it is of an earlier incarnation of the
+// application. A pending binding (made before the release existed) is
+// adopted by the release of its name: it is earlier only than a binding
+// to another name.
 func (k Keys) earlierBinding(s metav1.Object, b *Binding) bool {
 	got, ok := k.BindingOf(s)
-	return ok && (got.ReleaseUID != b.ReleaseUID || got.NamespaceUID != b.NamespaceUID)
+	switch {
+	case !ok:
+		return false
+	case got.NamespaceUID != b.NamespaceUID:
+		return true
+	case got.Pending():
+		return got.Release != b.Release
+	}
+	return got.ReleaseUID != b.ReleaseUID
 }

@@ -18,6 +18,7 @@ package account
 
 import (
 	"fmt"
+	"strings"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/verifier"
@@ -47,7 +48,7 @@ func (e *FormatRefusal) Unwrap() error { return e.Err }
 func FormatOf(acct *credv1.CredentialAccount) (verifier.Format, error) {
 	if kind := acct.GetFormatKind(); kind != credv1.FormatBuiltIn {
 		return nil, &FormatRefusal{Reason: credv1.UnsupportedFormatKindReason,
-			Err: fmt.Errorf("format kind %s is not supported yet; use kind BuiltIn with one of %v", kind, verifier.Names())}
+			Err: fmt.Errorf("format kind %s is part of the API but not built yet; use kind BuiltIn with one of %s", kind, strings.Join(verifier.Names(), ", "))}
 	}
 	f, err := verifier.Lookup(acct.Spec.Format.Name)
 	if err != nil {

@@ -59,3 +59,20 @@ func TestFormatOf(t *testing.T) {
 		})
 	}
 }
+
+// The Webhook kind is part of the API (WebhookClientConfig shape) and not
+// built: the refusal says so, and names the formats that are.
+func TestWebhookFormatIsRefusedAsNotBuiltYet(t *testing.T) {
+	g := NewWithT(t)
+	url := "https://hash.example/verifier"
+	acct := &credv1.CredentialAccount{Spec: credv1.CredentialAccountSpec{Format: credv1.Format{
+		Name: "custom", Kind: credv1.FormatWebhook,
+		Webhook: &credv1.WebhookFormat{ClientConfig: credv1.WebhookClientConfig{URL: &url}},
+	}}}
+	_, err := FormatOf(acct)
+	var refusal *FormatRefusal
+	g.Expect(errors.As(err, &refusal)).To(BeTrue(), "error %v", err)
+	g.Expect(refusal.Reason).To(Equal(credv1.UnsupportedFormatKindReason))
+	g.Expect(err.Error()).To(Equal("format kind Webhook is part of the API but not built yet; " +
+		"use kind BuiltIn with one of mysql-native, plaintext, scram-sha-256, sha256-hex"))
+}

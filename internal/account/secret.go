@@ -20,11 +20,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/credo-dev/credo/internal/release"
-
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
@@ -35,11 +34,12 @@ import (
 // Secret its valuesFrom references changes.
 const HelmWatchLabel = "reconcile.fluxcd.io/watch"
 
-// Create creates acct's account Secret, owner-referenced to hr: for a
-// tenant account the verifier of a password nobody keeps (NotIssued), for
-// a platform account the verifier of its kept password (Generated; a new
-// one is kept first when there is none). Create, never apply: a Secret of
-// the name created since the read fails it with ErrExists.
+// Create creates acct's account Secret, owner-referenced to hr, or to acct
+// while there is no release (hr nil; awaiting.go): for a tenant account
+// the verifier of a password nobody keeps (NotIssued), for a platform
+// account the verifier of its kept password (Generated; a new one is kept
+// first when there is none). Create, never apply: a Secret of the name
+// created since the read fails it with ErrExists.
 func (w *Writer) Create(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format, by string) (*corev1.Secret, error) {
 	rec := Record{Origin: credv1.OriginNotIssued, By: by}
 	password, err := GeneratePassword()
@@ -74,22 +74,24 @@ func (w *Writer) Create(ctx context.Context, acct *credv1.CredentialAccount, hr 
 
 // SetMetadata brings what credo owns of acct's account Secret cur besides
 // its data and its record up to date (labels, the account's UID, the owner
-// reference to hr) without touching the password, and returns the Secret
-// to go on with. The guard adopts a Secret credo wrote before UIDs were
-// recorded. Nothing is written when all is current; otherwise an apply on
-// cur's version, or, when cur holds an owner reference that is not hr's
-// (which an apply cannot remove when another manager set it), an update
-// replacing them, under the same precondition.
+// reference to hr, or to acct while there is no release) without touching
+// the password, and returns the Secret to go on with. The guard adopts a
+// Secret credo wrote before UIDs were recorded. Nothing is written when
+// all is current; otherwise an apply on cur's version, or, when cur holds
+// an owner reference that is not the one wanted (which an apply cannot
+// remove when another manager set it: the account's, when the release
+// has come since the Secret was written), an update replacing them, under
+// the same precondition.
 func (w *Writer) SetMetadata(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, cur *corev1.Secret) (*corev1.Secret, error) {
 	if err := w.Keys.Guard(cur, acct, true); err != nil {
 		return nil, fmt.Errorf("Secret %s: %w", cur.Name, err)
 	}
 	next := cur.DeepCopy()
 	w.Keys.stampMetadata(next, acct, hr)
-	if metadataEqual(cur, next, w.Keys.AccountUID) {
+	if metadataEqual(cur, next, w.Keys.AccountUID, w.Keys.AwaitingRelease()) {
 		return cur, nil
 	}
-	if len(cur.OwnerReferences) > 0 && !ownedOnlyBy(cur, hr) {
+	if len(cur.OwnerReferences) > 0 && !ownedOnlyBy(cur, next.OwnerReferences[0].UID) {
 		if err := w.Client.Update(ctx, next, client.FieldOwner(FieldOwner)); err != nil {
 			return nil, fmt.Errorf("updating Secret %s: %w", cur.Name, err)
 		}
@@ -127,7 +129,7 @@ func (w *Writer) RecordRotation(ctx context.Context, acct *credv1.CredentialAcco
 
 // stampMetadata sets what credo owns on an account Secret besides its data
 // and its record: labels, the account's UID and the owner reference to the
-// HelmRelease.
+// HelmRelease hr, or, while there is none (hr nil), to the account.
 func (k Keys) stampMetadata(s *corev1.Secret, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease) {
 	k.Stamp(s, acct.UID)
 	if s.Labels == nil {
@@ -137,27 +139,34 @@ func (k Keys) stampMetadata(s *corev1.Secret, acct *credv1.CredentialAccount, hr
 		s.Labels[key] = v
 	}
 	s.Labels[k.Account] = LabelValue(acct.Name)
-	s.Labels[k.ReleaseUID] = string(hr.UID)
 	if acct.Spec.ValuesFrom != nil {
 		s.Labels[HelmWatchLabel] = "Enabled"
 	}
-	s.OwnerReferences = []metav1.OwnerReference{release.OwnerReference(hr)}
+	k.ownership(s, acct, hr)
 }
 
-// ownedOnlyBy reports whether every owner reference of s is to hr.
-func ownedOnlyBy(s *corev1.Secret, hr *helmv2.HelmRelease) bool {
+// ownedOnlyBy reports whether every owner reference of s is to the owner uid.
+func ownedOnlyBy(s *corev1.Secret, uid types.UID) bool {
 	for _, ref := range s.OwnerReferences {
-		if ref.UID != hr.UID {
+		if ref.UID != uid {
 			return false
 		}
 	}
 	return true
 }
 
-func metadataEqual(a, b *corev1.Secret, uidKey string) bool {
-	if len(a.Labels) != len(b.Labels) || len(a.OwnerReferences) != len(b.OwnerReferences) ||
-		a.Annotations[uidKey] != b.Annotations[uidKey] {
+// metadataEqual reports whether a and b carry the same labels, owners and
+// annotations of keys.
+func metadataEqual(a, b *corev1.Secret, keys ...string) bool {
+	if len(a.Labels) != len(b.Labels) || len(a.OwnerReferences) != len(b.OwnerReferences) {
 		return false
+	}
+	for _, k := range keys {
+		va, oka := a.Annotations[k]
+		vb, okb := b.Annotations[k]
+		if oka != okb || va != vb {
+			return false
+		}
 	}
 	for k, v := range b.Labels {
 		if a.Labels[k] != v {

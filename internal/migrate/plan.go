@@ -130,7 +130,7 @@ func plan(keys account.Keys, st state) Release {
 		if err := keys.Guard(s, acct, false); err != nil {
 			return skip(AccountSecretForeignReason, "Secret %s of CredentialAccount %s: %v", s.Name, acct.Name, err)
 		}
-		if keys.OfEarlierRelease(s, st.hr) {
+		if keys.OfEarlierRelease(s, acct, st.hr) {
 			return skip(AccountSecretForeignReason, "Secret %s of CredentialAccount %s was made for an earlier HelmRelease %s; the controller replaces it", s.Name, acct.Name, st.name)
 		}
 		step.secret = s

@@ -206,12 +206,7 @@ func installClickHouseWith(t testing.TB, ns, release string, o clickHouse) *helm
 	if o.user == "" {
 		o.user = "app"
 	}
-	artifact := serveChart(t, "clickhouse-mini")
-	ea := &sourcev1.ExternalArtifact{ObjectMeta: metav1.ObjectMeta{Name: "clickhouse-mini", Namespace: ns}}
-	g.Expect(k8s.Create(ctx, ea)).To(Succeed())
-	ea.Status.Artifact = artifact
-	conditions.MarkTrue(ea, meta.ReadyCondition, meta.SucceededReason, "served by the e2e suite")
-	g.Expect(k8s.Status().Update(ctx, ea)).To(Succeed())
+	ea := newExternalArtifact(t, ns, "clickhouse-mini")
 
 	hr := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: release, Namespace: ns, Labels: o.labels},
@@ -244,6 +239,22 @@ func installClickHouseWith(t testing.TB, ns, release string, o clickHouse) *helm
 		return conditions.IsReady(hr)
 	}, time.Minute, 250*time.Millisecond).Should(BeTrue())
 	return hr
+}
+
+// newExternalArtifact serves testdata/charts/<chart> (serveChart) as the
+// Ready ExternalArtifact <chart> of ns, which a HelmRelease's chartRef
+// names.
+func newExternalArtifact(t testing.TB, ns, chart string) *sourcev1.ExternalArtifact {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	artifact := serveChart(t, chart)
+	ea := &sourcev1.ExternalArtifact{ObjectMeta: metav1.ObjectMeta{Name: chart, Namespace: ns}}
+	g.Expect(k8s.Create(ctx, ea)).To(Succeed())
+	ea.Status.Artifact = artifact
+	conditions.MarkTrue(ea, meta.ReadyCondition, meta.SucceededReason, "served by the e2e suite")
+	g.Expect(k8s.Status().Update(ctx, ea)).To(Succeed())
+	return ea
 }
 
 // renderedUsers is the users.xml the release's chart rendered, "" before.

@@ -73,6 +73,9 @@ var localOnlyTests = []string{
 	"TestAForgedReleaseStatusNeverMakesAPlatformAccountApplied",
 	"TestEveryWriteCarriesItsBinarysOneName",
 	"TestAPlatformShapedReleaseBesideThePlatformsControllers",
+	"TestAccountSecretExistsBeforeHelmControllerInstalls",
+	"TestAccountAndReleaseTogether",
+	"TestDeletedAccountBeforeReleaseLeavesNoSecret",
 }
 
 // clusterOnlyTests need credo installed as users install it: Deployments,

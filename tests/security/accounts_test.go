@@ -103,6 +103,60 @@ func TestOnlyTheCredentialControllerWritesAccountSecrets(t *testing.T) {
 	g.Expect(tenant.Delete(ctx, noted)).To(Succeed(), "deleting is not restricted: the controller recreates the Secret")
 }
 
+// An account Secret written before its release exists awaits it
+// (<domain>/awaiting-release) and is handed over to the release of that
+// name, password and all. A principal who may write the namespace's
+// Secrets can neither mark a Secret of an earlier release as awaiting (to
+// have credo adopt it), nor lift the mark; the credential-controller can.
+func TestATenantCannotForgeOrLiftTheAwaitingReleaseMark(t *testing.T) {
+	admissionPolicy(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	tenant := secretWriter(t, ns, "olga")
+	credo := userClient(t, credentialControllerUser, credentialControllerGroups...)
+	written := func(name string, labels, annotations map[string]string) *corev1.Secret {
+		a := map[string]string{accountKeys.AccountUID: "5b7e-account", accountKeys.Origin: string(credv1.OriginNotIssued)}
+		for k, v := range annotations {
+			a[k] = v
+		}
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, Annotations: a},
+			Type:       corev1.SecretTypeBasicAuth,
+			Data:       map[string][]byte{credv1.UsernameKey: []byte("app"), credv1.PasswordKey: []byte("a verifier")},
+		}
+		g.Expect(credo.Create(ctx, s, client.FieldOwner(account.FieldOwner))).To(Succeed(), "the credential-controller's ServiceAccount is admitted")
+		var cur corev1.Secret
+		g.Expect(tenant.Get(ctx, client.ObjectKeyFromObject(s), &cur)).To(Succeed())
+		return &cur
+	}
+	g.Eventually(func() error {
+		return tenant.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: credv1.AccountSecretName("probe", "x"), Namespace: ns}}, client.DryRunAll)
+	}, 20*time.Second, 200*time.Millisecond).Should(Satisfy(apierrors.IsForbidden), "the policy is enforced")
+
+	// A Secret of an earlier release, marked awaiting by the tenant.
+	earlier := written(credv1.AccountSecretName("pg", "app"), map[string]string{accountKeys.ReleaseUID: "an-earlier-release"}, nil)
+	forged := earlier.DeepCopy()
+	forged.Annotations[accountKeys.AwaitingRelease()] = "pg"
+	expectRefused(g, tenant.Update(ctx, forged), "marking a Secret of an earlier release as awaiting its release")
+	forged.Annotations[accountKeys.AwaitingRelease()] = "other"
+	expectRefused(g, tenant.Update(ctx, forged), "marking it as awaiting another release")
+
+	// A Secret awaiting its release: the mark stays credo's.
+	awaiting := written(credv1.AccountSecretName("pg", "root"), nil, map[string]string{accountKeys.AwaitingRelease(): "pg"})
+	lifted := awaiting.DeepCopy()
+	delete(lifted.Annotations, accountKeys.AwaitingRelease())
+	expectRefused(g, tenant.Update(ctx, lifted), "lifting the awaiting mark")
+	moved := awaiting.DeepCopy()
+	moved.Annotations[accountKeys.AwaitingRelease()] = "another"
+	expectRefused(g, tenant.Update(ctx, moved), "pointing the mark at another release")
+
+	handedOver := awaiting.DeepCopy()
+	delete(handedOver.Annotations, accountKeys.AwaitingRelease())
+	handedOver.Labels = map[string]string{accountKeys.ReleaseUID: "the-release"}
+	g.Expect(credo.Update(ctx, handedOver, client.FieldOwner(account.FieldOwner))).To(Succeed(), "credo hands the Secret over")
+}
+
 // A principal who may write the CredentialAccounts of a namespace (through
 // its GitOps, say) declares, changes and deletes its own accounts, but no
 // platform account nor one an AccountSource generated; the platform does.

@@ -18,13 +18,16 @@ package security
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 )
 
@@ -132,4 +135,78 @@ func TestTrustAnchorMustBeNamedAfterItsRelease(t *testing.T) {
 	err := dryRun(anchor("pg-anchor", "pg"))
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("named after its release"))
+}
+
+// The Webhook format and account source take the shape every Kubernetes
+// webhook takes (clientConfig: url or service, caBundle; timeoutSeconds),
+// bounded: exactly one of url and service, an https URL without a query,
+// fragment or user information, and a webhook with kind Webhook. Applied
+// with strict field validation, as kubectl applies: a field the CRD does
+// not know is refused, not dropped.
+func TestWebhookShapesFollowWebhookClientConfig(t *testing.T) {
+	ns := newNamespace(t)
+	url := func(s string) *credv1.WebhookClientConfig { return &credv1.WebhookClientConfig{URL: &s} }
+	service := &credv1.WebhookClientConfig{Service: &credv1.WebhookService{Namespace: "hashing", Name: "verifier", Path: ptr.To("/hash")},
+		CABundle: testCA(t, "verifier")}
+	both := &credv1.WebhookClientConfig{URL: ptr.To("https://hash.example"), Service: &credv1.WebhookService{Namespace: "hashing", Name: "verifier"}}
+	withPath := func(path string) *credv1.WebhookClientConfig {
+		return &credv1.WebhookClientConfig{Service: &credv1.WebhookService{Namespace: "hashing", Name: "verifier", Path: &path}}
+	}
+	account := func(cc *credv1.WebhookClientConfig) *credv1.CredentialAccount {
+		f := credv1.Format{Name: "custom", Kind: credv1.FormatWebhook}
+		if cc != nil {
+			f.Webhook = &credv1.WebhookFormat{ClientConfig: *cc, TimeoutSeconds: ptr.To[int32](5)}
+		}
+		return &credv1.CredentialAccount{ObjectMeta: metav1.ObjectMeta{GenerateName: "hook-", Namespace: ns},
+			Spec: credv1.CredentialAccountSpec{Release: "db", Username: "app", Format: f}}
+	}
+	source := func(cc *credv1.WebhookClientConfig) *credv1.AccountSource {
+		entry := credv1.AccountSourceEntry{Kind: credv1.SourceWebhook, Template: credv1.AccountTemplate{Format: credv1.Format{Name: "scram-sha-256"}}}
+		if cc != nil {
+			entry.Webhook = &credv1.WebhookSource{ClientConfig: *cc, TimeoutSeconds: ptr.To[int32](5)}
+		}
+		return &credv1.AccountSource{ObjectMeta: metav1.ObjectMeta{GenerateName: "hook-"},
+			Spec: credv1.AccountSourceSpec{Chart: "postgres", Sources: []credv1.AccountSourceEntry{entry}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		config *credv1.WebhookClientConfig
+		// refused is a part of the refusal's message; "" when admitted.
+		refused string
+	}{
+		{"a URL", url("https://hash.example:8443/verifier"), ""},
+		{"a Service with a caBundle", service, ""},
+		{"both a URL and a Service", both, "exactly one of url or service"},
+		{"neither", &credv1.WebhookClientConfig{}, "exactly one of url or service"},
+		{"no webhook at all", nil, "webhook is required for kind Webhook"},
+		{"an http URL", url("http://hash.example/verifier"), "absolute https:// URL"},
+		{"a URL without a host", url("https:///verifier"), "absolute https:// URL"},
+		{"a URL with a query", url("https://hash.example/verifier?format=x"), "query or a fragment"},
+		{"a URL with a fragment", url("https://hash.example/verifier#x"), "query or a fragment"},
+		{"a URL with user information", url("https://user@hash.example/verifier"), "user information"},
+		{"a Service path not starting with /", withPath("hash"), "spec.format.webhook.clientConfig.service.path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			for _, obj := range []client.Object{account(tc.config), source(tc.config)} {
+				err := env.Client.Create(context.Background(), obj, client.DryRunAll, client.FieldValidation("Strict"))
+				if tc.refused == "" {
+					g.Expect(err).NotTo(HaveOccurred(), "%T", obj)
+					continue
+				}
+				g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%T: want Invalid, got %v", obj, err)
+				want := tc.refused
+				if _, ok := obj.(*credv1.AccountSource); ok {
+					want = strings.Replace(want, "spec.format.webhook", "spec.sources[0].webhook", 1)
+				}
+				g.Expect(err.Error()).To(ContainSubstring(want), "%T", obj)
+			}
+		})
+	}
+
+	// A Service's port defaults to 443, as in admissionregistration.k8s.io.
+	g := NewWithT(t)
+	acct := account(service)
+	g.Expect(env.Client.Create(context.Background(), acct, client.DryRunAll, client.FieldValidation("Strict"))).To(Succeed())
+	g.Expect(acct.Spec.Format.Webhook.ClientConfig.Service.Port).To(Equal(ptr.To[int32](443)))
 }

@@ -63,6 +63,7 @@ const (
 // AccountSourceEntry derives accounts from a release.
 // +kubebuilder:validation:XValidation:rule="self.kind != 'ValuesMap' || has(self.valuesMap)",message="valuesMap is required for kind ValuesMap"
 // +kubebuilder:validation:XValidation:rule="self.kind != 'Static' || has(self.static)",message="static is required for kind Static"
+// +kubebuilder:validation:XValidation:rule="self.kind != 'Webhook' || has(self.webhook)",message="webhook is required for kind Webhook"
 type AccountSourceEntry struct {
 	// kind says how usernames are derived.
 	// +required
@@ -75,6 +76,12 @@ type AccountSourceEntry struct {
 	// static makes one fixed account.
 	// +optional
 	Static *StaticSource `json:"static,omitempty"`
+
+	// webhook asks an external service for the usernames, for kind
+	// Webhook. Part of the API, not built yet: a source using it is
+	// refused (UnsupportedSourceKind).
+	// +optional
+	Webhook *WebhookSource `json:"webhook,omitempty"`
 
 	// template is the rest of every derived account's spec.
 	// +required

@@ -36,6 +36,16 @@ const (
 	DeliveryFailedCondition string = "DeliveryFailed"
 )
 
+// ReleasePendingCondition is informational and does not affect Ready:
+// True, with reason HelmReleaseNotFound, while the account's HelmRelease
+// does not exist. The account Secret is written all the same, owned by the
+// CredentialAccount, and handed over to the HelmRelease when it is created
+// (its owner reference and release UID; the password is kept), so that a
+// chart reading the Secret when it first renders finds it. The account is
+// Ready meanwhile: a Kustomization of accounts can be health-checked before
+// the application's Kustomization, which dependsOn it, creates the release.
+const ReleasePendingCondition string = "ReleasePending"
+
 // AppliedCondition is of positive polarity and does not affect Ready: True
 // only when every consumer of the account Secret credo observes (a
 // HelmRelease through its valuesFrom, a CloudNativePG Cluster's managed
@@ -105,6 +115,11 @@ const (
 	// change may or may not have applied it.
 	EngineDoesNotReportVersionReason string = "EngineDoesNotReportVersion"
 
+	// ReleasePendingReason (Applied=Unknown): the account is delivered
+	// through valuesFrom and its HelmRelease does not exist yet
+	// (ReleasePending): nothing reads the verifier until it does.
+	ReleasePendingReason string = "ReleasePending"
+
 	// NotIssuedReason (Applied=Unknown): the account has no password yet
 	// (origin NotIssued); there is nothing to apply.
 	NotIssuedReason string = "NotIssued"
@@ -151,9 +166,18 @@ const (
 	// another account. It is never written.
 	KeptPasswordCollisionReason string = "KeptPasswordCollision"
 
-	// HelmReleaseNotFoundReason (SecretFailed): the release does not exist;
-	// the Secret would have no owner. Waits on the watch.
+	// HelmReleaseNotFoundReason (ReleasePending=True, informational): the
+	// release does not exist yet; the account Secret is written, owned by
+	// the CredentialAccount, and handed over to the HelmRelease once its
+	// creation is seen. Not a failure: the account is Ready.
 	HelmReleaseNotFoundReason string = "HelmReleaseNotFound"
+
+	// HelmReleaseDeletingReason (SecretFailed, waiting): the release is
+	// being deleted, and its account Secret with it by garbage collection;
+	// or the release is gone and the account, owned by it (an AccountSource
+	// generated it), is going too. Nothing is written meanwhile. Waits on
+	// the watch.
+	HelmReleaseDeletingReason string = "HelmReleaseDeleting"
 
 	// SecretDeletingReason (SecretFailed, waiting): a platform account's
 	// Secret, still holding the kept password's verifier, is being deleted
@@ -192,8 +216,15 @@ const (
 
 // Reasons of events.
 const (
-	// SecretCreatedReason (Normal): the account Secret was created, NotIssued.
+	// SecretCreatedReason (Normal): the account Secret was created, NotIssued
+	// (or Generated for a platform account); before its release exists, owned
+	// by the CredentialAccount.
 	SecretCreatedReason string = "SecretCreated"
+
+	// SecretHandedOverReason (Normal): the account Secret written before its
+	// release existed was handed over to the HelmRelease (its owner
+	// reference and release UID), its password kept.
+	SecretHandedOverReason string = "SecretHandedOver"
 
 	// RotatedReason (Normal): a platform account's password was rotated.
 	RotatedReason string = "Rotated"

@@ -77,6 +77,7 @@ const (
 )
 
 // Format names how the password is stored.
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind != 'Webhook' || has(self.webhook)",message="webhook is required for kind Webhook"
 type Format struct {
 	// name of the format: for BuiltIn one of scram-sha-256, mysql-native,
 	// sha256-hex, plaintext.
@@ -90,24 +91,18 @@ type Format struct {
 	// +optional
 	Kind FormatKind `json:"kind,omitempty"`
 
-	// webhook computes the verifier for Kind Webhook. Part of the API, not
-	// built yet: an account using it is refused with a condition.
+	// webhook computes the verifier for kind Webhook, and is required with
+	// it. Part of the API, not built yet: an account using it is refused
+	// with a condition.
 	// +optional
 	Webhook *WebhookFormat `json:"webhook,omitempty"`
 }
 
-// WebhookFormat is an external verifier service.
+// WebhookFormat is an external service computing the stored value.
 type WebhookFormat struct {
-	// url of the webhook, https only.
-	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^https://`
-	// +optional
-	URL string `json:"url,omitempty"`
-
-	// caBundle verifies the webhook's serving certificate (PEM).
-	// +kubebuilder:validation:MaxLength=65536
-	// +optional
-	CABundle []byte `json:"caBundle,omitempty"`
+	// clientConfig says how to reach the webhook.
+	// +required
+	ClientConfig WebhookClientConfig `json:"clientConfig"`
 
 	// timeoutSeconds bounds a call. Defaults to 10.
 	// +kubebuilder:validation:Minimum=1
