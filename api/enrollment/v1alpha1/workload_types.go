@@ -329,7 +329,7 @@ type WorkloadStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=wl,categories=credo;credo-all;enrollment
 // +kubebuilder:selectablefield:JSONPath=`.spec.token`
-// +kubebuilder:printcolumn:name="Hostname",type=string,JSONPath=`.status.hostname`
+// +kubebuilder:printcolumn:name="Hostname",type=string,JSONPath=`.spec.hostname`
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
 // +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.notAfter`
 // +kubebuilder:printcolumn:name="Renew After",type=string,JSONPath=`.status.renewAfter`
