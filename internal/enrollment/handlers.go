@@ -20,6 +20,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -250,47 +251,75 @@ func (s *Server) checkToken(r *http.Request, raw string) (*enrollv1.JoinToken, *
 // older form renews only within the lifetime and grace of a certificate
 // issued before the change).
 func (s *Server) authenticate(r *http.Request, id string) (*x509.Certificate, *apiError) {
+	leaf, got, e := s.clientCertificate(r, false)
+	if e != nil {
+		return nil, e
+	}
+	if got != id {
+		return nil, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonUnauthenticated,
+			msg: fmt.Sprintf("the client certificate is not workload %s's", id)}
+	}
+	return leaf, nil
+}
+
+// clientCertificate returns the request's client certificate and the UUID
+// its only URI names (empty when it names none), once it chains to the
+// bundle. With now, it must be
+// valid now; otherwise only not before its validity (a renewal judges
+// expiry against the grace).
+func (s *Server) clientCertificate(r *http.Request, now bool) (*x509.Certificate, string, *apiError) {
 	unauth := func(msg string) *apiError {
 		return &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonUnauthenticated, msg: msg}
 	}
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-		return nil, unauth("renewal needs the workload's current certificate as the TLS client certificate")
+		return nil, "", unauth("the request needs the workload's current certificate as the TLS client certificate")
 	}
 	leaf := r.TLS.PeerCertificates[0]
 	bundle, err := s.CA.Bundle(r.Context())
 	if err != nil {
-		return nil, unavailable("reading the trust bundle", err)
+		return nil, "", unavailable("reading the trust bundle", err)
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(bundle) {
-		return nil, unavailable("reading the trust bundle", fmt.Errorf("no certificate in it"))
+		return nil, "", unavailable("reading the trust bundle", fmt.Errorf("no certificate in it"))
 	}
 	inter := x509.NewCertPool()
 	for _, c := range r.TLS.PeerCertificates[1:] {
 		inter.AddCert(c)
 	}
 	if s.now().Before(leaf.NotBefore) {
-		return nil, unauth("the client certificate is not valid yet")
+		return nil, "", unauth("the client certificate is not valid yet")
 	}
 	// Verified at an instant inside its own validity: expiry is judged
 	// against the renewal grace afterwards.
 	at := leaf.NotAfter.Add(-time.Second)
+	if now {
+		if !s.now().Before(leaf.NotAfter) {
+			return nil, "", unauth("the client certificate expired; renew it")
+		}
+		at = s.now()
+	}
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: at,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		return nil, unauth("the client certificate was not issued by the enrollment CA")
+		return nil, "", unauth("the client certificate was not issued by the enrollment CA")
 	}
 	if len(leaf.URIs) != 1 {
-		return nil, unauth("the client certificate does not carry exactly one workload URI")
+		return nil, "", unauth("the client certificate does not carry exactly one workload URI")
 	}
-	got, err := s.Form.Parse(leaf.URIs[0])
+	// A URI that names no workload is the empty UUID, which no caller
+	// accepts.
+	got, _ := s.workloadID(leaf.URIs[0])
+	return leaf, got, nil
+}
+
+// workloadID is the UUID of a workload URI in the install's identity form
+// or, for a certificate issued before the form changed, in another one.
+func (s *Server) workloadID(u *url.URL) (string, error) {
+	id, err := s.Form.Parse(u)
 	if err != nil {
-		_, got, err = enrollapi.FormOf(leaf.URIs[0])
+		_, id, err = enrollapi.FormOf(u)
 	}
-	if err != nil || got != id {
-		return nil, &apiError{status: http.StatusForbidden, reason: enrollapi.ReasonUnauthenticated,
-			msg: fmt.Sprintf("the client certificate is not workload %s's", id)}
-	}
-	return leaf, nil
+	return id, err
 }
 
 func notRegisteredWith(id string) *apiError {

@@ -43,7 +43,12 @@ import (
 
 func newPolicy(t testing.TB, ns string, spec enrollv1.EnrollmentPolicySpec) *enrollv1.EnrollmentPolicy {
 	t.Helper()
-	p := &enrollv1.EnrollmentPolicy{ObjectMeta: metav1.ObjectMeta{Name: "agents", Namespace: ns}, Spec: spec}
+	return newNamedPolicy(t, ns, "agents", spec)
+}
+
+func newNamedPolicy(t testing.TB, ns, name string, spec enrollv1.EnrollmentPolicySpec) *enrollv1.EnrollmentPolicy {
+	t.Helper()
+	p := &enrollv1.EnrollmentPolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
 	if err := k8s.Create(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}

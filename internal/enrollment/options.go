@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/ca"
+	"github.com/credo-dev/credo/internal/lookupauthz"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
 
@@ -46,6 +47,12 @@ const (
 const (
 	FlagIdentityScheme = "identity-scheme"
 	FlagTrustDomain    = "trust-domain"
+)
+
+// Flag names of the lookup's review budget, quoted in messages.
+const (
+	FlagLookupReviewsPerSecond = "lookup-reviews-per-second"
+	FlagLookupReviewsBurst     = "lookup-reviews-burst"
 )
 
 // Options configure the enrollment server: the install's identity form,
@@ -88,6 +95,12 @@ type Options struct {
 	// for a flag).
 	TokenLookupsPerSecond float64
 	TokenLookupsBurst     int
+	// LookupMaxAge is how long a lookup's answer may be used by the
+	// relying service (its maxAgeSeconds).
+	LookupMaxAge time.Duration
+	// Lookups configure who may look up what: the decisions held and the
+	// budget of reviews sent to kube-apiserver.
+	Lookups lookupauthz.Options
 	// TokenUseFlush is how often the join tokens' use counts are written;
 	// DefaultTokenUseFlush when zero. Not a flag.
 	TokenUseFlush time.Duration
@@ -111,6 +124,9 @@ func NewOptions() Options {
 		UnknownTokenCacheSize: DefaultUnknownTokenCacheSize,
 		TokenLookupsPerSecond: DefaultTokenLookupsPerSecond,
 		TokenLookupsBurst:     DefaultTokenLookupsBurst,
+
+		LookupMaxAge: DefaultLookupMaxAge,
+		Lookups:      lookupauthz.NewOptions(),
 	}
 }
 
@@ -138,6 +154,12 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"How many lookups per second of join token ids the server's cache does not hold (each a list on the API server) all clients together may cause on this replica; beyond it they are answered 429 TokenLookupsLimited with Retry-After. Tokens the cache holds are not limited.")
 	fs.IntVar(&o.TokenLookupsBurst, FlagTokenLookupsBurst, o.TokenLookupsBurst,
 		"How many such lookups may happen at once before --"+FlagTokenLookupsPerSecond+" applies.")
+	fs.DurationVar(&o.LookupMaxAge, FlagLookupMaxAge, o.LookupMaxAge,
+		"How long a relying service may use a lookup's answer (its maxAgeSeconds): a relabel or a deny reaches it within this plus the server's watch lag. At least 1s, at most "+MaxLookupMaxAge.String()+".")
+	fs.Float64Var(&o.Lookups.ReviewsPerSecond, FlagLookupReviewsPerSecond, o.Lookups.ReviewsPerSecond,
+		"How many authorization reviews (SubjectAccessReview, TokenReview) per second the lookups of all callers may cause on this replica; one caller may cause a tenth of it. Decisions held in memory (30s allowed, 10s denied) cost none; beyond the budget lookups are answered 429 LookupsLimited with Retry-After.")
+	fs.IntVar(&o.Lookups.ReviewsBurst, FlagLookupReviewsBurst, o.Lookups.ReviewsBurst,
+		"How many such reviews may happen at once before --"+FlagLookupReviewsPerSecond+" applies.")
 }
 
 // Validate checks the options as flags give them.
@@ -172,6 +194,15 @@ func (o *Options) Validate() error {
 	}
 	if o.TokenLookupsBurst < 1 {
 		errs = append(errs, fmt.Errorf("--%s must be at least 1", FlagTokenLookupsBurst))
+	}
+	if o.LookupMaxAge < time.Second || o.LookupMaxAge > MaxLookupMaxAge {
+		errs = append(errs, fmt.Errorf("--%s must be between 1s and %s", FlagLookupMaxAge, MaxLookupMaxAge))
+	}
+	if r := o.Lookups.ReviewsPerSecond; r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+		errs = append(errs, fmt.Errorf("--%s must be a positive number", FlagLookupReviewsPerSecond))
+	}
+	if o.Lookups.ReviewsBurst < 1 {
+		errs = append(errs, fmt.Errorf("--%s must be at least 1", FlagLookupReviewsBurst))
 	}
 	return errors.Join(errs...)
 }
@@ -209,24 +240,41 @@ func New(c Cluster, authority ca.CertificateAuthority, recorder events.Recorder,
 		return nil, fmt.Errorf("token lookups: %g per second, burst %d is not a budget", opts.TokenLookupsPerSecond, opts.TokenLookupsBurst)
 	}
 	s := &Server{
-		Reader:      c.GetCache(),
-		APIReader:   c.GetAPIReader(),
-		Client:      c.GetClient(),
-		CA:          authority,
-		Form:        opts.Identity,
-		Recorder:    recorder,
-		Limits:      opts.Limits,
-		MaxBackdate: opts.MaxBackdate,
-		RetryWindow: opts.RenewalRetryWindow,
-		Now:         opts.Now,
-		Log:         opts.Log,
-		refusals:    newSampledLog(),
-		useFlush:    opts.TokenUseFlush,
+		Reader:       c.GetCache(),
+		APIReader:    c.GetAPIReader(),
+		Client:       c.GetClient(),
+		CA:           authority,
+		Form:         opts.Identity,
+		Recorder:     recorder,
+		Limits:       opts.Limits,
+		MaxBackdate:  opts.MaxBackdate,
+		RetryWindow:  opts.RenewalRetryWindow,
+		Now:          opts.Now,
+		Log:          opts.Log,
+		LookupMaxAge: opts.LookupMaxAge,
+		refusals:     newSampledLog(),
+		useFlush:     opts.TokenUseFlush,
 	}
 	if opts.FailedAttemptsBurst > 0 {
 		s.Limiter = NewFailureLimiter(opts.FailedAttemptsEvery, opts.FailedAttemptsBurst)
 	}
 	s.unknown = newUnknownTokens(opts.UnknownTokenTTL, opts.UnknownTokenCacheSize, s.now)
 	s.lookups = newLookupBudget(opts.TokenLookupsPerSecond, opts.TokenLookupsBurst)
+	if s.LookupMaxAge <= 0 {
+		s.LookupMaxAge = DefaultLookupMaxAge
+	}
+	lookupOpts := opts.Lookups
+	if lookupOpts.ReviewsPerSecond == 0 {
+		// Options built by hand, not by NewOptions.
+		lookupOpts = lookupauthz.NewOptions()
+	}
+	if lookupOpts.Now == nil {
+		lookupOpts.Now = s.now
+	}
+	reviews, err := lookupauthz.New(c.GetClient(), lookupOpts)
+	if err != nil {
+		return nil, err
+	}
+	s.Reviews = reviews
 	return s, nil
 }

@@ -24,3 +24,8 @@ package enrollment
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=jointokens,verbs=get;list;watch
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=jointokens/status,verbs=get;update
 // +kubebuilder:rbac:groups=enrollment.credo.dev,resources=enrollmentpolicies,verbs=get;list;watch
+
+// Lookups ask kube-apiserver who a caller presenting a Kubernetes token is,
+// and whether a caller may look up a workload.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/ca"
+	"github.com/credo-dev/credo/internal/lookupauthz"
 	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/pkg/enrollapi"
 )
@@ -79,6 +80,11 @@ type Server struct {
 	// RetryWindow is how long a certificate's request, sent again, is
 	// answered with it; no retry is accepted when zero.
 	RetryWindow time.Duration
+	// Reviews decide who may look up a workload; no lookup is answered
+	// when nil.
+	Reviews *lookupauthz.Reviewer
+	// LookupMaxAge is how long a lookup's answer may be used.
+	LookupMaxAge time.Duration
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 	// Log never receives a token, CSR or certificate.
@@ -115,6 +121,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+enrollapi.PathWorkloads+"/{uuid}/renewal", s.handleRenewal)
 	mux.HandleFunc("GET "+enrollapi.PathBundle, s.handleBundle)
 	mux.HandleFunc("GET "+enrollapi.PathIdentity, s.handleIdentity)
+	mux.HandleFunc("POST "+enrollapi.PathLookup, s.handleLookup)
 	return mux
 }
 

@@ -37,6 +37,7 @@ const (
 	labelReason    = "reason"
 	labelOperation = "operation"
 	labelAction    = "action"
+	labelKind      = "kind"
 )
 
 // Operations of the access API, the values of the operation label.
@@ -115,6 +116,14 @@ var (
 		Name: "credo_enrollment_refused_total",
 		Help: "Enrollment and renewal requests the enrollment listener answered with an error, by its reason (RateLimited counts rate-limited attempts).",
 	}, []string{labelReason})
+	lookups = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_enrollment_lookups_total",
+		Help: "Lookups the enrollment listener answered for relying services, by the namespace of the workload looked up (refused ones count in credo_enrollment_refused_total).",
+	}, []string{labelNamespace})
+	lookupReviews = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "credo_enrollment_lookup_reviews_total",
+		Help: "Reviews the enrollment listener asked of kube-apiserver to answer lookups (SubjectAccessReview, TokenReview): decisions it held in memory need none.",
+	}, []string{labelKind})
 	duplicateIdentities = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "credo_enrollment_duplicate_identities_total",
 		Help: "Renewals that presented a still valid certificate of a workload other than its latest one (a cloned host), by namespace and the policy's onDuplicate action.",
@@ -127,7 +136,7 @@ func Collectors() []prometheus.Collector {
 		projectionsWritten, keysRefused, trustCollisions,
 		accountSecretsCreated, accountRotations, accountCollisions, verifiersTampered, valuesShadowed, valuesFromRewritten, recordsSwept,
 		mints, revocations, accessRefused,
-		enrollments, renewals, enrollmentRefused, duplicateIdentities,
+		enrollments, renewals, enrollmentRefused, duplicateIdentities, lookups, lookupReviews,
 	}
 }
 
@@ -208,6 +217,13 @@ func Renewed(namespace string) { renewals.WithLabelValues(namespace).Inc() }
 // EnrollmentRefused counts an enrollment or renewal request answered with
 // an error; reason is one of pkg/enrollapi's Reason constants.
 func EnrollmentRefused(reason string) { enrollmentRefused.WithLabelValues(reason).Inc() }
+
+// Looked counts a lookup answered about a workload of namespace.
+func Looked(namespace string) { lookups.WithLabelValues(namespace).Inc() }
+
+// LookupReviewed counts a review sent to kube-apiserver for a lookup; kind
+// is SubjectAccessReview or TokenReview.
+func LookupReviewed(kind string) { lookupReviews.WithLabelValues(kind).Inc() }
 
 // DuplicateIdentity counts a duplicate identity detected at renewal; action
 // is the policy's onDuplicate (ForceReenroll, Deny or Record).

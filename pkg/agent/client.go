@@ -197,6 +197,44 @@ func (a *Agent) TLSConfig(serverName string) *tls.Config {
 	}
 }
 
+// ServerTLSConfig returns a server configuration for programs that embed
+// the agent and authenticate their peers by workload certificates (a
+// relying service, with pkg/lookup to authorize them): it presents the
+// workload's current certificate and requires a client certificate that
+// verifies against the current bundle (not the CA file, which only
+// verifies the enrollment server), both following renewals and bundle
+// changes. Before enrollment it presents nothing, and no handshake
+// succeeds.
+func (a *Agent) ServerTLSConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			id, tr := a.identity.Load(), a.trust.Load()
+			if id == nil || tr == nil || tr.bundlePEM == nil {
+				return nil, errors.New("the workload holds no certificate yet")
+			}
+			cert := id.cert
+			return &tls.Config{
+				MinVersion:   tls.VersionTLS12,
+				Certificates: []tls.Certificate{cert},
+				ClientCAs:    tr.bundle,
+				ClientAuth:   tls.RequireAndVerifyClientCert,
+			}, nil
+		},
+	}
+}
+
+// CurrentCertificate returns the workload's current certificate and key,
+// or an error before enrollment: pkg/lookup's ClientCertificate.
+func (a *Agent) CurrentCertificate() (*tls.Certificate, error) {
+	id := a.identity.Load()
+	if id == nil {
+		return nil, errors.New("the workload holds no certificate yet")
+	}
+	cert := id.cert
+	return &cert, nil
+}
+
 // getClientCertificate presents the current certificate, even expired (a
 // renewal within the grace needs it), or none before enrollment.
 func (a *Agent) getClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {

@@ -33,7 +33,9 @@ limitations under the License.
 // Renewal is POST PathRenewal(uuid) with RenewalRequest over a TLS
 // connection authenticated by the workload's current certificate.
 // GET PathBundle returns the trust bundle and GET PathIdentity the
-// install's IdentityForm (no authentication for either).
+// install's IdentityForm (no authentication for either). POST PathLookup
+// answers relying services who a peer is and what its labels are now
+// (lookup.go).
 //
 // The URI is written in the install's IdentityForm, configured once on the
 // enrollment-controller: credo://workload/<uuid> by default, or with a

@@ -61,6 +61,7 @@ var localOnlyTests = []string{
 	"TestAgentRefusalsAreClear",
 	"TestEnrollmentCAIsPublishedAsATrustAnchor",
 	"TestDeniedAgentStopsAndRenewsAgainOnceLifted",
+	"TestOneWorkloadAuthorizesAnotherByLabelAndStopsWhenItIsRemoved",
 	"TestClonedAgentsAreDetectedAndHandledAsThePolicySays",
 	"TestLostRenewalAnswerIsAnsweredWithTheSameCertificate",
 	"TestRelabelIsReflectedOnTheNextRenewalWithoutReenrollment",

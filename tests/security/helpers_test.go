@@ -143,3 +143,14 @@ func allowed(t *testing.T, user, ns string, attrs authorizationv1.ResourceAttrib
 	NewWithT(t).Expect(env.Client.Create(context.Background(), sar)).To(Succeed())
 	return sar.Status.Allowed
 }
+
+// allowedAs asks kube-apiserver whether user, in groups, may make the
+// request attrs (its namespace included).
+func allowedAs(t *testing.T, user string, groups []string, attrs authorizationv1.ResourceAttributes) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: groups, ResourceAttributes: &attrs,
+	}}
+	NewWithT(t).Expect(env.Client.Create(context.Background(), sar)).To(Succeed())
+	return sar.Status.Allowed
+}

@@ -183,6 +183,9 @@ var leastPrivilege = map[string]struct {
 			// Whether credo-workload-denials admitted a denial's by (status.deniedBy).
 			ra("get", admissionG, "validatingadmissionpolicies", "").named("credo-workload-denials"),
 			ra("get", admissionG, "validatingadmissionpolicybindings", "").named("credo-workload-denials"),
+			// Who may look up a workload (POST /v1/lookup), and who a
+			// caller's Kubernetes token names.
+			ra("create", authzG, "subjectaccessreviews", ""), ra("create", "authentication.k8s.io", "tokenreviews", ""),
 		},
 		not: []access{
 			ra("get", core, "secrets", tenantNS), ra("list", core, "secrets", tenantNS), ra("watch", core, "secrets", ""),

@@ -121,6 +121,10 @@ func TestEditAndAdminGetCredosAggregatedRoles(t *testing.T) {
 		{ra("enrollment.credo.dev", "workloads", "", "patch"), false, false, true},
 		{ra("enrollment.credo.dev", "workloads", "", "update"), false, false, true},
 		{ra("enrollment.credo.dev", "workloads", "status", "patch"), false, false, false},
+		// Letting the namespace's workloads be looked up (by binding
+		// credo-workload-lookup); relabelling them is the platform's.
+		{ra("enrollment.credo.dev", "workloads", "", "lookup"), false, false, true},
+		{ra("enrollment.credo.dev", "workloads", "", "relabel"), false, false, false},
 		// Written by the trust-controller only, for every role.
 		{ra("trust.credo.dev", "trustanchors", "", "create"), false, false, false},
 		{ra("trust.credo.dev", "trustanchors", "status", "patch"), false, false, false},

@@ -19,8 +19,11 @@ package security
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,4 +104,46 @@ func TestOnlyARelabelerChangesAWorkloadsAttributesInItsOwnName(t *testing.T) {
 		To(Succeed(), "a denied workload is relabelled, its denial left as it is")
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
 	g.Expect(got.Spec.Denied).NotTo(BeNil(), "the denial stands")
+}
+
+// Who may look up a workload (POST /v1/lookup) is decided by RBAC bindings
+// of ClusterRole credo-workload-lookup in the workload's namespace. A
+// namespace admin (who holds the verb lookup through admin) may let its
+// own namespace's workloads be looked up, by anyone it names, and by that
+// reaches no other namespace's workloads; a Flux editor (edit, flux-edit)
+// and a tenant who writes Secrets may bind nothing.
+func TestOnlyANamespaceAdminLetsItsOwnWorkloadsBeLookedUp(t *testing.T) {
+	fluxTenantRoles(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, other := newNamespace(t), newNamespace(t)
+	bind(t, ns, "ada", "admin")
+	bind(t, ns, "eddie", "edit")
+	bind(t, ns, "eddie", "flux-edit")
+	admin, editor := userClient(t, "ada"), userClient(t, "eddie")
+	secrets := secretWriter(t, ns, "sam")
+	binding := func(namespace string) *rbacv1.RoleBinding {
+		return &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "look-up-", Namespace: namespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "credo-workload-lookup"},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "credo:workloads"}},
+		}
+	}
+	lookup := func(namespace string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Group: "enrollment.credo.dev", Resource: "workloads", Verb: "lookup", Name: "w", Namespace: namespace}
+	}
+	workloadOf := func(namespace string) (string, []string) {
+		return "credo:workload:" + namespace + ":6f1c6d7e", []string{"credo:workloads", "credo:workloads:" + namespace}
+	}
+
+	g.Expect(apierrors.IsForbidden(editor.Create(ctx, binding(ns)))).To(BeTrue(), "a Flux editor binds credo-workload-lookup")
+	g.Expect(apierrors.IsForbidden(secrets.Create(ctx, binding(ns)))).To(BeTrue(), "a Secret writer binds credo-workload-lookup")
+	g.Expect(apierrors.IsForbidden(admin.Create(ctx, binding(other)))).To(BeTrue(), "a namespace admin binds in another namespace")
+	g.Eventually(func() error { return admin.Create(ctx, binding(ns)) }, aggregationTimeout, 200*time.Millisecond).
+		Should(Succeed(), "a namespace admin lets its workloads be looked up")
+
+	user, groups := workloadOf(other)
+	g.Eventually(func() bool { return allowedAs(t, user, groups, lookup(ns)) }, aggregationTimeout, 200*time.Millisecond).
+		Should(BeTrue(), "the binding lets every workload look up the admin's workloads")
+	g.Expect(allowedAs(t, user, groups, lookup(other))).To(BeFalse(), "the binding reaches the workloads of another namespace")
 }
