@@ -36,6 +36,7 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/exposure"
 	"github.com/credo-dev/credo/internal/metrics"
 	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/internal/shard"
@@ -73,6 +74,9 @@ type CredentialAccountReconciler struct {
 	// edits their list, and reports an entry missing from it
 	// (ValuesFromMissing). Nil or empty selects none.
 	ValuesFromOwners labels.Selector
+	// Exposure checks, before a platform plaintext is written, that no
+	// tenant may read it (PlaintextExposed).
+	Exposure *exposure.Checker
 	// Now returns the time; time.Now when nil.
 	Now func() time.Time
 

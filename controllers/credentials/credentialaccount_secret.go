@@ -37,6 +37,9 @@ import (
 // release (hr nil), the Secret is the account's until the release exists;
 // once it does, the Secret written meanwhile is handed over to it.
 func (r *CredentialAccountReconciler) ensureSecret(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, f verifier.Format) (_ *corev1.Secret, err error) {
+	if err := r.checkPlaintext(ctx, acct, f); err != nil {
+		return nil, err
+	}
 	w := r.writer()
 	if acct.GetOwner() == credv1.OwnerPlatform {
 		b, err := r.binding(ctx, acct, hr)

@@ -26,6 +26,7 @@ import (
 	fluxcontroller "github.com/fluxcd/pkg/runtime/controller"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/spf13/pflag"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +34,7 @@ import (
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
+	"github.com/credo-dev/credo/internal/exposure"
 	"github.com/credo-dev/credo/internal/fieldowner"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/release"
@@ -77,6 +79,20 @@ type Options struct {
 	// and reports the entry the owner must list (ValuesFromMissing).
 	// Empty selects none.
 	ValuesFromOwnerSelector string
+	// PlaintextTrustedSubjects may read a platform account's plaintext
+	// besides its consumers and Kubernetes' own components
+	// ("user:<name>", "group:<name>", "serviceaccount:<namespace>:<name>");
+	// DefaultPlaintextTrustedSubjects of PlatformNamespace when nil.
+	PlaintextTrustedSubjects []string
+}
+
+// DefaultPlaintextTrustedSubjects are the platform's identities that may
+// read every Secret anyway: credo's own ServiceAccounts (in the platform
+// namespace) and Flux's controllers. A tenant who may create a HelmRelease
+// or Kustomization that Flux renders with its own rights is found on the
+// tenant's side (the access it holds in the namespace).
+func DefaultPlaintextTrustedSubjects(platformNamespace string) []string {
+	return []string{"group:system:serviceaccounts:" + platformNamespace, "group:system:serviceaccounts:flux-system"}
 }
 
 // DefaultValuesFromOwnerSelector selects the releases of cozystack's apps
@@ -102,6 +118,25 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"The most platform accounts (each a password kept in --platform-namespace) a namespace may have before AccountSources generate no more (AccountLimitExceeded). Negative: no limit.")
 	fs.StringVar(&o.ValuesFromOwnerSelector, "values-from-owner-selector", DefaultValuesFromOwnerSelector,
 		"A label selector of the HelmReleases whose spec.valuesFrom another writer owns (the platform's application definitions): credo never edits their list and reports the entry it must list (ValuesFromMissing). Empty: none; credo then adds its entries to every release not applied from Git.")
+	fs.StringSliceVar(&o.PlaintextTrustedSubjects, "plaintext-trusted-subjects", nil,
+		"Who, besides an account's consumers and Kubernetes' own components, may be able to read a platform account's plaintext without it counting as exposed (PlaintextExposed): user:<name>, group:<name> or serviceaccount:<namespace>:<name>. Default: the ServiceAccounts of --platform-namespace and of flux-system.")
+}
+
+// plaintextTrusted parses PlaintextTrustedSubjects.
+func (o Options) plaintextTrusted() ([]rbacv1.Subject, error) {
+	list := o.PlaintextTrustedSubjects
+	if list == nil {
+		list = DefaultPlaintextTrustedSubjects(o.PlatformNamespace)
+	}
+	out := make([]rbacv1.Subject, 0, len(list))
+	for _, s := range list {
+		sub, err := exposure.ParseSubject(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("--plaintext-trusted-subjects: %w", err)
+		}
+		out = append(out, sub)
+	}
+	return out, nil
 }
 
 // valuesFromOwners parses ValuesFromOwnerSelector; empty selects nothing
@@ -154,6 +189,10 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 	if err != nil {
 		return err
 	}
+	trusted, err := o.plaintextTrusted()
+	if err != nil {
+		return err
+	}
 	accounts := &CredentialAccountReconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -163,6 +202,7 @@ func Setup(ctx context.Context, s *manager.Setup, o Options) error {
 		PlatformNamespace: o.PlatformNamespace,
 		Shard:             s.Shard,
 		ValuesFromOwners:  owners,
+		Exposure:          exposure.New(mgr.GetAPIReader(), mgr.GetClient(), trusted),
 	}
 	if err := accounts.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the CredentialAccount controller: %w", err)

@@ -43,8 +43,9 @@ func (e *FormatRefusal) Unwrap() error { return e.Err }
 // controller, the access API and the migration alike. It refuses, with a
 // *FormatRefusal, a format kind credo does not compute (only BuiltIn is),
 // a name no built-in format has, and the plaintext format for a platform
-// account: the account Secret lives in the tenant's namespace, so a
-// platform password stored as plaintext there would be the tenant's.
+// account that does not declare its delivery (spec.plaintext): a platform
+// plaintext is written only for a consumer that needs it, where the
+// controller checked no tenant may read it (PlaintextExposed).
 func FormatOf(acct *credv1.CredentialAccount) (verifier.Format, error) {
 	if kind := acct.GetFormatKind(); kind != credv1.FormatBuiltIn {
 		return nil, &FormatRefusal{Reason: credv1.UnsupportedFormatKindReason,
@@ -56,9 +57,9 @@ func FormatOf(acct *credv1.CredentialAccount) (verifier.Format, error) {
 		// built-in formats.
 		return nil, &FormatRefusal{Reason: credv1.UnknownFormatReason, Err: err}
 	}
-	if f.Plaintext() && acct.GetOwner() == credv1.OwnerPlatform {
+	if f.Plaintext() && acct.GetOwner() == credv1.OwnerPlatform && acct.Spec.Plaintext == nil {
 		return nil, &FormatRefusal{Reason: credv1.PlatformPlaintextReason,
-			Err: fmt.Errorf("a platform account cannot use format %s: its Secret is readable in the tenant's namespace", f.Name())}
+			Err: fmt.Errorf("a platform account of format %s needs spec.plaintext: the plaintext is delivered only for a consumer that needs it, where no tenant may read it", f.Name())}
 	}
 	return f, nil
 }

@@ -31,13 +31,17 @@ func TestFormatOf(t *testing.T) {
 		name   string
 		format credv1.Format
 		owner  credv1.AccountOwner
-		want   string // the format's name, or "" for a refusal
-		reason string
+		// plaintext is spec.plaintext.
+		plaintext *credv1.PlaintextDelivery
+		want      string // the format's name, or "" for a refusal
+		reason    string
 	}{
 		{name: "a built-in name resolves", format: credv1.Format{Name: verifier.SCRAMSHA256}, want: verifier.SCRAMSHA256},
 		{name: "a tenant account may be plaintext", format: credv1.Format{Name: verifier.Plain}, owner: credv1.OwnerTenant, want: verifier.Plain},
-		{name: "a platform account is never plaintext", format: credv1.Format{Name: verifier.Plain}, owner: credv1.OwnerPlatform,
+		{name: "a platform account is plaintext only with its delivery", format: credv1.Format{Name: verifier.Plain}, owner: credv1.OwnerPlatform,
 			reason: credv1.PlatformPlaintextReason},
+		{name: "a platform account that declares its delivery may be plaintext", format: credv1.Format{Name: verifier.Plain}, owner: credv1.OwnerPlatform,
+			plaintext: &credv1.PlaintextDelivery{}, want: verifier.Plain},
 		{name: "an unknown name is refused", format: credv1.Format{Name: "md5"}, reason: credv1.UnknownFormatReason},
 		{name: "a kind other than BuiltIn is refused", format: credv1.Format{Name: verifier.SHA256Hex, Kind: credv1.FormatWebhook},
 			reason: credv1.UnsupportedFormatKindReason},
@@ -45,7 +49,7 @@ func TestFormatOf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			acct := &credv1.CredentialAccount{Spec: credv1.CredentialAccountSpec{Format: tt.format, Owner: tt.owner}}
+			acct := &credv1.CredentialAccount{Spec: credv1.CredentialAccountSpec{Format: tt.format, Owner: tt.owner, Plaintext: tt.plaintext}}
 			f, err := FormatOf(acct)
 			if tt.reason == "" {
 				g.Expect(err).NotTo(HaveOccurred())

@@ -123,6 +123,12 @@ func plan(keys account.Keys, st state) Release {
 			return skip(FormatRefusedReason, "CredentialAccount %s: %v", acct.Name, err)
 		}
 		step.format = f
+		if f.Plaintext() && step.Owner == credv1.OwnerPlatform &&
+			conditions.GetReason(acct, credv1.SecretFailedCondition) == credv1.PlaintextExposedReason {
+			// The controller's exposure check refused the namespace: a
+			// rotation written there would reach whoever it found.
+			return skip(PlaintextExposedReason, "CredentialAccount %s: %s", acct.Name, conditions.GetMessage(acct, credv1.SecretFailedCondition))
+		}
 		s := st.secrets[acct.Name]
 		if s == nil {
 			return skip(AccountSecretMissingReason, "the Secret %s of CredentialAccount %s does not exist yet; the controller creates it", acct.SecretName(), acct.Name)

@@ -137,7 +137,12 @@ func TestPlan(t *testing.T) {
 				b.Spec.Format.Name = "bcrypt"
 				st.accounts[2] = b
 			}, skip: FormatRefusedReason},
-		{name: "a platform account in the plaintext format skips the release",
+		{name: "a platform plaintext account whose consumer needs it (MariaDB's root) is rotated once",
+			beforeFunc: func(st *state) { st.accounts[3] = plaintextRoot(root, false) },
+			want:       map[string]string{"alice": "migrate/CarryOver", "bob": "migrate/CarryOver", "root": "rotate/Exposed", "backup": "rotate/MaybeExposed"}},
+		{name: "a platform plaintext account the controller found exposed skips the release",
+			beforeFunc: func(st *state) { st.accounts[3] = plaintextRoot(root, true) }, skip: PlaintextExposedReason},
+		{name: "a platform account in the plaintext format without its delivery skips the release",
 			beforeFunc: func(st *state) {
 				r := root.DeepCopy()
 				r.Spec.Format.Name = verifier.Plain
@@ -165,6 +170,19 @@ func TestPlan(t *testing.T) {
 			g.Expect(actions(r)).To(Equal(tt.want))
 		})
 	}
+}
+
+// plaintextRoot is root of format plaintext, delivered to its consumer;
+// exposed, the controller found its namespace exposed.
+func plaintextRoot(root *credv1.CredentialAccount, exposed bool) *credv1.CredentialAccount {
+	r := root.DeepCopy()
+	r.Spec.Format.Name = verifier.Plain
+	r.Spec.Plaintext = &credv1.PlaintextDelivery{}
+	if exposed {
+		r.Status.Conditions = []metav1.Condition{{Type: credv1.SecretFailedCondition, Status: metav1.ConditionTrue,
+			Reason: credv1.PlaintextExposedReason, Message: "user:ada may get secrets"}}
+	}
+	return r
 }
 
 func TestReportScope(t *testing.T) {

@@ -42,6 +42,11 @@ const (
 	AccountSecretForeignReason = "AccountSecretForeign"
 	// FormatRefusedReason: an account's format is not one credo computes.
 	FormatRefusedReason = "FormatRefused"
+	// PlaintextExposedReason: a platform account of format plaintext is
+	// Stalled because its plaintext would be readable by more than its
+	// consumers (the controller's PlaintextExposed): the migration
+	// rotates nothing into that namespace either.
+	PlaintextExposedReason = "PlaintextExposed"
 	// WriteFailedReason: a write failed (a conflict with a concurrent
 	// write, a refusal by the API server); the run can be repeated.
 	WriteFailedReason = "WriteFailed"

@@ -17,6 +17,7 @@ limitations under the License.
 package devenv
 
 import (
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 )
 
@@ -51,6 +52,8 @@ var FailingOnPurpose = []OnPurpose{
 		Why: "a Secret credo did not create holds nats-bus.tenant-ca: credo never overwrites it"},
 	{Resource: "trustanchor", Namespace: DemoNamespace, Name: "search", Reason: trustv1.PrivateKeyDetectedReason,
 		Why: "the source Secret search-ca carries a private key: credo never projects one"},
+	{Resource: "credentialaccount", Namespace: DemoNamespace, Name: "maria-root", Reason: credv1.PlaintextExposedReason,
+		Why: "tenant-demo-admin reads every Secret of tenant-demo: MariaDB's root plaintext is never written where a tenant reads it"},
 	{Resource: "trustsource", Name: "percona-psmdb", Reason: trustv1.NoReleasesMatchedReason,
 		Why: "the demo has no MongoDB release for the rule to match"},
 }

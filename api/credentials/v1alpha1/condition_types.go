@@ -147,9 +147,17 @@ const (
 	UnsupportedFormatKindReason string = "UnsupportedFormatKind"
 
 	// PlatformPlaintextReason (FormatRefused): a platform account asks for
-	// the plaintext format, which would put the platform's password in the
-	// tenant's namespace.
+	// the plaintext format without spec.plaintext, which says that its
+	// consumer needs the plaintext and whom it is delivered to.
 	PlatformPlaintextReason string = "PlatformPlaintext"
+
+	// PlaintextExposedReason (Stalled, on SecretFailed): a platform
+	// account of format plaintext would put its password where someone
+	// other than its consumers and the platform may read it (a Secret
+	// read, a pod, an exec, a Flux object in the namespace). The message
+	// names the subject and the access; nothing is written, and a copy
+	// written before is left as it is.
+	PlaintextExposedReason string = "PlaintextExposed"
 
 	// NameCollisionReason (SecretFailed): a Secret credo did not create holds
 	// the account Secret's name. It is never written.

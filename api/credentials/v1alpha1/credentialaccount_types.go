@@ -123,7 +123,41 @@ type ValuesFromTarget struct {
 	TargetPath string `json:"targetPath"`
 }
 
+// PlaintextDelivery names who consumes a platform account's plaintext: an
+// operator that reads the password by key (mariadb-operator's
+// rootPasswordSecretKeyRef), a CronJob's ServiceAccount. The account
+// Secret holds the plaintext in the account's namespace; before it is
+// written, and before each rotation, the credential-controller checks by
+// SubjectAccessReviews that nobody bound in that namespace or cluster-wide,
+// other than these consumers and the platform's trusted identities
+// (--plaintext-trusted-subjects), may read it, start a pod there or exec
+// into one (PlaintextExposed otherwise, and nothing is written).
+type PlaintextDelivery struct {
+	// consumers are the ServiceAccounts that read the plaintext through the
+	// API; a pod that mounts it by secretKeyRef needs no entry.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	Consumers []ServiceAccountRef `json:"consumers,omitempty"`
+}
+
+// ServiceAccountRef names a ServiceAccount.
+type ServiceAccountRef struct {
+	// namespace of the ServiceAccount.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Namespace string `json:"namespace"`
+
+	// name of the ServiceAccount.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+}
+
 // CredentialAccountSpec declares one account of one release.
+// +kubebuilder:validation:XValidation:rule="!has(self.plaintext) || (has(self.owner) && self.owner == 'platform' && self.format.name == 'plaintext')",message="plaintext is for a platform account of format plaintext"
 // +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="release is immutable"
 // +kubebuilder:validation:XValidation:rule="self.username == oldSelf.username",message="username is immutable"
 type CredentialAccountSpec struct {
@@ -167,6 +201,13 @@ type CredentialAccountSpec struct {
 	// spec.valuesFrom, for engines whose operator watches no Secret.
 	// +optional
 	ValuesFrom *ValuesFromTarget `json:"valuesFrom,omitempty"`
+
+	// plaintext is required for a platform account of format plaintext,
+	// whose consumer needs the password itself (MariaDB's root): it names
+	// the consumers, and the account Secret is written only where no
+	// tenant may read it.
+	// +optional
+	Plaintext *PlaintextDelivery `json:"plaintext,omitempty"`
 
 	// rotate requests, for a platform account, a new password whenever its
 	// value changes (like reconcile.fluxcd.io/requestedAt, but in Git).
