@@ -86,8 +86,24 @@ func bindLookup(t testing.TB, ns string, subject rbacv1.Subject) *rbacv1.RoleBin
 	if err := k8s.Create(context.Background(), rb); err != nil {
 		t.Fatal(err)
 	}
-	// kube-apiserver's RBAC authorizer sees the binding through its own
-	// informer: wait until it does, before a lookup's decision is held.
+	waitForRBAC(t, ns, subject, true)
+	return rb
+}
+
+// unbindLookup deletes rb, a binding of bindLookup.
+func unbindLookup(t testing.TB, rb *rbacv1.RoleBinding) {
+	t.Helper()
+	if err := k8s.Delete(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+	waitForRBAC(t, rb.Namespace, rb.Subjects[0], false)
+}
+
+// waitForRBAC waits until kube-apiserver's RBAC authorizer, which sees
+// bindings through its own informer, answers allowed for subject's lookups
+// in ns: before a lookup's decision is held.
+func waitForRBAC(t testing.TB, ns string, subject rbacv1.Subject, allowed bool) {
+	t.Helper()
 	spec := authzv1.SubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
 		Namespace: ns, Verb: enrollapi.VerbLookup, Group: enrollv1.GroupVersion.Group, Resource: "workloads", Name: "any"}}
 	switch subject.Kind {
@@ -98,9 +114,8 @@ func bindLookup(t testing.TB, ns string, subject rbacv1.Subject) *rbacv1.RoleBin
 	}
 	waitFor(t, func() bool {
 		sar := &authzv1.SubjectAccessReview{Spec: spec}
-		return k8s.Create(context.Background(), sar) == nil && sar.Status.Allowed
+		return k8s.Create(context.Background(), sar) == nil && sar.Status.Allowed == allowed
 	})
-	return rb
 }
 
 func group(name string) rbacv1.Subject {
@@ -179,9 +194,7 @@ func TestLookupNeedsTheVerbLookupOnThePeer(t *testing.T) {
 	_, err = lookupClient(t, base, presenting(c.tlsCert()), nil).Peer(ctx, b.cert)
 	refusal(t, "a lookup by a workload of a policy the binding does not name", err, enrollapi.ReasonLookupForbidden)
 
-	if err := k8s.Delete(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
+	unbindLookup(t, rb)
 	if p, err := asA.Peer(ctx, b.cert); err != nil || p.UUID != b.uuid {
 		t.Fatalf("an answer held within its max age: %v", err)
 	}
@@ -236,6 +249,8 @@ func TestLookupCallerPresentsItsCurrentCertificate(t *testing.T) {
 	expectRefused(t, "a lookup of a URI that names no workload", code, e, http.StatusBadRequest, enrollapi.ReasonBadRequest)
 
 	setDenied(t, ns, a.uuid, &enrollv1.WorkloadDenial{Reason: "host compromised", By: "alice"})
+	// Lookups answer from the cache: a deny holds once it sees it.
+	waitFor(t, func() bool { return getCached(t, ns, a.uuid).Spec.Denied != nil })
 	code, e = postLookup(t, base, renewed, enrollapi.LookupRequest{URI: b.uri.String(), Serial: "2"})
 	expectRefused(t, "a lookup by a denied workload", code, e, http.StatusForbidden, enrollapi.ReasonDenied)
 	setDenied(t, ns, a.uuid, nil)

@@ -94,6 +94,27 @@ func (s *Server) handleRenewal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if changed != nil {
+		// The cache may not show yet a renewal served a moment ago, whose
+		// lost answer this request retries in the former form: only the
+		// API server's copy says the certificate is still current.
+		fresh, e := s.getWorkload(r.Context(), wl.Namespace, wl.Name)
+		if e != nil {
+			s.fail(w, e)
+			return
+		}
+		if refusal := renewable(fresh); refusal != nil {
+			if refusal.reason != enrollapi.ReasonNotCurrent {
+				s.refuseRenewal(w, fresh, refusal)
+				return
+			}
+			older, err := s.checkRenewalCSR([]byte(req.CSR), id, false)
+			if err != nil {
+				s.refuseRenewal(w, fresh, &apiError{status: http.StatusBadRequest, reason: enrollapi.ReasonCSRInvalid, msg: err.Error()})
+				return
+			}
+			s.olderCertificate(w, r, fresh, policy, leaf, older, peer, refusal)
+			return
+		}
 		// Not a warning: every workload is answered so once after the
 		// platform changed the form, and asks again at once.
 		s.fail(w, &apiError{status: http.StatusConflict, reason: enrollapi.ReasonIdentityChanged, uri: changed.Want.String(),

@@ -90,7 +90,7 @@ func TestEveryCounterIsOnTheControllerRuntimeRegistry(t *testing.T) {
 
 func TestEveryCounterIsNamedCredoWithBoundedLabels(t *testing.T) {
 	g := NewWithT(t)
-	allowed := map[string]bool{labelNamespace: true, labelReason: true, labelOperation: true, labelAction: true}
+	allowed := map[string]bool{labelNamespace: true, labelReason: true, labelOperation: true, labelAction: true, labelKind: true}
 	ch := make(chan *prometheus.Desc, 64)
 	for _, c := range Collectors() {
 		c.Describe(ch)

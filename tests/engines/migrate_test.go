@@ -40,6 +40,7 @@ import (
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/migrate"
+	"github.com/credo-dev/credo/internal/verifier"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/devenv"
 )
@@ -50,6 +51,9 @@ var migrationKeys = account.NewKeys("credentials.cozystack.io")
 // three tenant users and a platform root, in the engine's format.
 type chartRelease struct {
 	name, format string
+	// plainRoot makes the root a platform account of format plaintext
+	// (MariaDB's root, which mariadb-operator reads by key).
+	plainRoot bool
 	// passwords are the chart's plaintexts, by username.
 	passwords map[string]string
 }
@@ -82,7 +86,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 	ns := "engines-migrate"
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	sec := &secrets{}
-	releases := []chartRelease{{name: "pgdb", format: "scram-sha-256"}, {name: "maria", format: "mysql-native"}, {name: "ch", format: "sha256-hex"}}
+	releases := []chartRelease{{name: "pgdb", format: "scram-sha-256"}, {name: "maria", format: "mysql-native", plainRoot: true}, {name: "ch", format: "sha256-hex"}}
 	for i := range releases {
 		r := &releases[i]
 		r.passwords = map[string]string{}
@@ -96,7 +100,11 @@ func TestMigrateChartCredentials(t *testing.T) {
 		for _, u := range r.tenants() {
 			declare(t, c, ns, r.name, u, r.format, credv1.OwnerTenant)
 		}
-		declare(t, c, ns, r.name, r.root(), r.format, credv1.OwnerPlatform)
+		if r.plainRoot {
+			declarePlaintextRoot(t, c, ns, *r)
+		} else {
+			declare(t, c, ns, r.name, r.root(), r.format, credv1.OwnerPlatform)
+		}
 	}
 	// Two releases the migration skips: one suspended, one whose
 	// <release>-credentials lacks a declared tenant user's key.
@@ -168,6 +176,9 @@ func TestMigrateChartCredentials(t *testing.T) {
 		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: ns + "." + s.Name}, &k)).To(Succeed())
 		kept[r.root()] = string(k.Data[credv1.PasswordKey])
 		g.Expect(kept[r.root()] == r.passwords[r.root()]).To(BeFalse(), "%s: the exposed platform password was rotated", r.root())
+		if r.plainRoot {
+			g.Expect(stored[r.root()] == kept[r.root()]).To(BeTrue(), "%s: the platform plaintext is the kept password itself", r.root())
+		}
 	}
 	for _, v := range stored {
 		sec.add(v)
@@ -241,9 +252,12 @@ func loginsAfterMigration(t *testing.T, sec *secrets, releases []chartRelease, s
 		r := byName["maria"]
 		m := startMariaDB(t, sec)
 		var script strings.Builder
-		for _, u := range append(r.tenants(), r.root()) {
+		for _, u := range r.tenants() {
 			fmt.Fprintf(&script, "CREATE USER '%s'@'%%' IDENTIFIED BY PASSWORD '%s';\n", u, stored[u])
 		}
+		// The root's Secret holds the plaintext, which the server takes
+		// as mariadb-operator gives it (MARIADB_ROOT_PASSWORD).
+		fmt.Fprintf(&script, "CREATE USER '%s'@'%%' IDENTIFIED BY '%s';\n", r.root(), stored[r.root()])
 		m.mustAdmin(t, "store the migrated verifiers", script.String())
 		check(t, r, m.login)
 	})
@@ -296,6 +310,18 @@ func declare(t *testing.T, c client.Client, ns, release, username, format string
 		ObjectMeta: metav1.ObjectMeta{Name: acctName(release, username), Namespace: ns},
 		Spec: credv1.CredentialAccountSpec{Release: release, Username: username, Owner: owner,
 			Format: credv1.Format{Name: format}},
+	})).To(Succeed())
+}
+
+// declarePlaintextRoot declares r's root as a platform account of format
+// plaintext, consumed by mariadb-operator.
+func declarePlaintextRoot(t *testing.T, c client.Client, ns string, r chartRelease) {
+	t.Helper()
+	NewWithT(t).Expect(c.Create(context.Background(), &credv1.CredentialAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: acctName(r.name, r.root()), Namespace: ns},
+		Spec: credv1.CredentialAccountSpec{Release: r.name, Username: r.root(), Owner: credv1.OwnerPlatform,
+			Format:    credv1.Format{Name: verifier.Plain},
+			Plaintext: &credv1.PlaintextDelivery{Consumers: []credv1.ServiceAccountRef{{Namespace: "mariadb-operator", Name: "mariadb-operator"}}}},
 	})).To(Succeed())
 }
 
