@@ -66,7 +66,10 @@ release: ## Build a release into dist/<VERSION> (VERSION=v0.1.0; RELEASE_KEY sig
 
 .PHONY: test
 test: control-plane flux manifests generate fmt vet build ## Unit and integration tests on the real control plane (tests/flux runs the built binaries).
-	go test $(GO_TEST_FLAGS) ./...
+	# tests/release cross-compiles the release image for linux/arm64 from a
+	# cold cache, beside the other packages: longer than go test's default
+	# 10 minutes on a 2-core machine.
+	go test $(GO_TEST_FLAGS) -timeout 20m ./...
 	cd api && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-e2e
