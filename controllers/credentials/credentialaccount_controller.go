@@ -143,6 +143,9 @@ func (r *CredentialAccountReconciler) reconcileAccount(ctx context.Context, acct
 			return hr, secret, r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
 		}
 	}
+	if err := r.deliverPlaintext(ctx, acct, secret); err != nil {
+		return hr, secret, r.fail(ev, acct, credv1.DeliveryFailedCondition, err)
+	}
 	conditions.Delete(acct, credv1.DeliveryFailedCondition)
 	return hr, secret, nil
 }

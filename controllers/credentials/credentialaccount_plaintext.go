@@ -19,9 +19,12 @@ package credentials
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	"github.com/credo-dev/credo/internal/account"
+	"github.com/credo-dev/credo/internal/exposure"
 	"github.com/credo-dev/credo/internal/reconciler"
 	"github.com/credo-dev/credo/internal/verifier"
 )
@@ -54,7 +57,11 @@ func (r *CredentialAccountReconciler) checkPlaintext(ctx context.Context, acct *
 			consumers = append(consumers, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: c.Namespace, Name: c.Name})
 		}
 	}
-	exposed, err := r.Exposure.Check(ctx, acct.Namespace, acct.SecretName(), consumers)
+	targets := []exposure.Target{{Name: acct.SecretName()}}
+	if p := acct.Spec.Plaintext; p != nil && p.SecretRef != nil {
+		targets = append(targets, exposure.Target{Name: p.SecretRef.Name, Unguarded: true})
+	}
+	exposed, err := r.Exposure.Check(ctx, acct.Namespace, targets, consumers)
 	if err != nil {
 		return err
 	}
@@ -63,6 +70,43 @@ func (r *CredentialAccountReconciler) checkPlaintext(ctx context.Context, acct *
 			"the plaintext of platform account %s would be readable by more than its consumers in namespace %s: %s; nothing is written. "+
 				"Run the consumer in a namespace no tenant administers, remove that access, or trust the subject with --plaintext-trusted-subjects",
 			acct.Name, acct.Namespace, exposed)
+	}
+	return nil
+}
+
+// deliverPlaintext writes a platform plaintext account's password into the
+// key its spec.plaintext.secretRef names (an existing MariaDB's
+// rootPasswordSecretKeyRef), once `kubectl credo migrate` has adopted that
+// Secret: on every reconciliation, so that a rotation, a repair or a
+// change of the key by anyone else is put right. Until the Secret is
+// adopted, or while it is missing, the account waits and the key is left
+// as it is: the consumer keeps the value it runs with.
+func (r *CredentialAccountReconciler) deliverPlaintext(ctx context.Context, acct *credv1.CredentialAccount, secret *corev1.Secret) error {
+	p := acct.Spec.Plaintext
+	if p == nil || p.SecretRef == nil || acct.GetOwner() != credv1.OwnerPlatform || secret == nil {
+		return nil
+	}
+	ref := p.SecretRef
+	w := r.writer()
+	target, err := w.ReadReferenced(ctx, acct)
+	if err != nil {
+		return err
+	}
+	switch {
+	case target == nil:
+		return reconciler.NewWaiting(credv1.PlaintextSecretNotFoundReason,
+			"Secret %s, which spec.plaintext.secretRef names, does not exist; the plaintext is kept in the account Secret %s", ref.Name, secret.Name)
+	case !r.AccountKeys.AdoptedFor(target, acct):
+		return reconciler.NewWaiting(credv1.PlaintextSecretNotAdoptedReason,
+			"Secret %s is not adopted for this account yet: kubectl credo migrate adopts it once the chart no longer renders it; its key %s is left as it is", ref.Name, ref.Key)
+	}
+	wrote, err := w.Deliver(ctx, acct, target, string(secret.Data[credv1.PasswordKey]))
+	if err != nil {
+		return err
+	}
+	if wrote {
+		r.EventRecorder.AnnotatedEventf(acct, nil, account.EventMetadata(acct), corev1.EventTypeNormal, credv1.PlaintextDeliveredReason, eventActionAccount,
+			"wrote the account's password into key %s of Secret %s, which its consumer reads", ref.Key, ref.Name)
 	}
 	return nil
 }

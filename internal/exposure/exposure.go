@@ -44,12 +44,29 @@ import (
 // rules may change without its bindings changing.
 const memoTTL = time.Minute
 
-// Access is one request that would reveal a Secret's data.
+// Access is one request that would reveal a Secret's data, or, for a
+// Secret no admission policy guards, change it.
 type Access struct {
 	Verb, Group, Resource, Subresource string
-	// Named is true for the Secret itself (get by name).
+	// Named is true for the Secret itself (get by name); Name is then the
+	// Secret's.
 	Named bool
+	Name  string
 }
+
+// Target is a Secret the check covers.
+type Target struct {
+	// Name is the Secret's.
+	Name string
+	// Unguarded is true for a Secret whose writes no admission policy
+	// guards (the account Secrets are guarded by credo-account-secrets):
+	// whoever may update, patch or delete it may put a value of their own
+	// where the consumer reads it, and is found too.
+	Unguarded bool
+}
+
+// writes change an unguarded Secret.
+var writes = []string{"update", "patch", "delete"}
 
 func (a Access) String() string {
 	r := a.Resource
@@ -58,6 +75,9 @@ func (a Access) String() string {
 	}
 	if a.Subresource != "" {
 		r += "/" + a.Subresource
+	}
+	if a.Named && a.Name != "" {
+		r += "/" + a.Name
 	}
 	return a.Verb + " " + r
 }
@@ -144,9 +164,11 @@ func New(reader client.Reader, writer client.Client, trusted []rbacv1.Subject) *
 }
 
 // Check returns the first subject, bound in namespace or cluster-wide,
-// neither trusted nor one of consumers, that may reveal the Secret secret
-// of namespace; nil when there is none.
-func (c *Checker) Check(ctx context.Context, namespace, secret string, consumers []rbacv1.Subject) (*Exposure, error) {
+// neither trusted nor one of consumers, that may reveal one of the Secrets
+// targets of namespace (or change an unguarded one); nil when there is
+// none.
+func (c *Checker) Check(ctx context.Context, namespace string, targets []Target, consumers []rbacv1.Subject) (*Exposure, error) {
+	checked := checks(targets)
 	var rbs rbacv1.RoleBindingList
 	if err := c.reader.List(ctx, &rbs, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing the RoleBindings of %s: %w", namespace, err)
@@ -162,7 +184,10 @@ func (c *Checker) Check(ctx context.Context, namespace, secret string, consumers
 	var subjects []bound
 	seen := map[string]bool{}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s/%s\x00", namespace, secret)
+	fmt.Fprintf(h, "%s\x00", namespace)
+	for _, a := range checked {
+		fmt.Fprintf(h, "a %s\x00", a)
+	}
 	for _, s := range consumers {
 		fmt.Fprintf(h, "c %s\x00", SubjectString(s))
 	}
@@ -189,8 +214,8 @@ func (c *Checker) Check(ctx context.Context, namespace, secret string, consumers
 	}
 	sort.SliceStable(subjects, func(i, j int) bool { return SubjectString(subjects[i].subject) < SubjectString(subjects[j].subject) })
 	for _, b := range subjects {
-		for _, a := range accesses {
-			allowed, err := c.allowed(ctx, b.subject, namespace, secret, a)
+		for _, a := range checked {
+			allowed, err := c.allowed(ctx, b.subject, namespace, a)
 			if err != nil {
 				return nil, err
 			}
@@ -203,6 +228,31 @@ func (c *Checker) Check(ctx context.Context, namespace, secret string, consumers
 	}
 	c.memo.Add(key, (*Exposure)(nil), memoTTL)
 	return nil, nil
+}
+
+// checks are the accesses that reveal or change targets: the named ones
+// for each target, then those of the whole namespace once.
+func checks(targets []Target) []Access {
+	var out []Access
+	for _, t := range targets {
+		for _, a := range accesses {
+			if a.Named {
+				a.Name = t.Name
+				out = append(out, a)
+			}
+		}
+		if t.Unguarded {
+			for _, v := range writes {
+				out = append(out, Access{Verb: v, Resource: "secrets", Named: true, Name: t.Name})
+			}
+		}
+	}
+	for _, a := range accesses {
+		if !a.Named {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // isTrusted reports whether s is trusted: named in the trusted list, or
@@ -244,12 +294,12 @@ func (c *Checker) isTrusted(s rbacv1.Subject) bool {
 
 // allowed asks kube-apiserver whether s may make the access a in
 // namespace.
-func (c *Checker) allowed(ctx context.Context, s rbacv1.Subject, namespace, secret string, a Access) (bool, error) {
+func (c *Checker) allowed(ctx context.Context, s rbacv1.Subject, namespace string, a Access) (bool, error) {
 	spec := authzv1.SubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
 		Namespace: namespace, Verb: a.Verb, Group: a.Group, Resource: a.Resource, Subresource: a.Subresource,
 	}}
 	if a.Named {
-		spec.ResourceAttributes.Name = secret
+		spec.ResourceAttributes.Name = a.Name
 	}
 	switch s.Kind {
 	case rbacv1.ServiceAccountKind:

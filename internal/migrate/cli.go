@@ -50,6 +50,7 @@ type Flags struct {
 	AnnotationDomain  string
 	ReportConfigMap   string
 	Timeout           time.Duration
+	Phase             string
 }
 
 // BindFlags binds f to fs with the defaults the controllers use.
@@ -65,6 +66,8 @@ func (f *Flags) BindFlags(fs *pflag.FlagSet) {
 		"the domain of the account Secrets' annotations, as the credential-controller's --annotation-domain")
 	fs.StringVar(&f.ReportConfigMap, "report-configmap", DefaultReportConfigMap, "the ConfigMap listing skipped releases")
 	fs.DurationVar(&f.Timeout, "timeout", 10*time.Minute, "how long the whole run may take")
+	fs.StringVar(&f.Phase, "phase", string(PhaseAll),
+		"all: migrate releases whose charts no longer render their credentials; prepare: before the charts switch, carry tenant accounts over and stamp keep on the Secrets running consumers read (spec.plaintext.secretRef), rotating nothing")
 }
 
 // ExitSkipped is the exit status of a run that leaves releases listed in
@@ -112,7 +115,10 @@ func Command(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return errors.New("usage: kubectl credo migrate [-n namespace | -A] [--release name] [--apply]")
+		return errors.New("usage: kubectl credo migrate [-n namespace | -A] [--release name] [--phase all|prepare] [--apply]")
+	}
+	if p := Phase(f.Phase); p != PhaseAll && p != PhasePrepare {
+		return fmt.Errorf("--phase %q: must be %s or %s", f.Phase, PhaseAll, PhasePrepare)
 	}
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
@@ -138,7 +144,7 @@ func Command(args []string, stdout io.Writer) error {
 	o := Options{
 		Client: c, Keys: account.NewKeys(f.AnnotationDomain), PlatformNamespace: f.PlatformNamespace,
 		CredentialsSuffix: f.CredentialsSuffix, ReportConfigMap: f.ReportConfigMap,
-		Namespace: ns, Release: f.Release, Apply: f.Apply, By: whoAmI(ctx, c),
+		Namespace: ns, Release: f.Release, Apply: f.Apply, Phase: Phase(f.Phase), By: whoAmI(ctx, c),
 	}
 	res, err := Run(ctx, o)
 	if err != nil {

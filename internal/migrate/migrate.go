@@ -64,6 +64,8 @@ type Options struct {
 	Release string
 	// Apply writes; without it the run only plans.
 	Apply bool
+	// Phase is the part of the migration run; default PhaseAll.
+	Phase Phase
 	// By is who the account history records the migration by.
 	By string
 	// Now is the time the writes record; time.Now when nil.
@@ -107,13 +109,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := plan(o.Keys, st)
+		r := plan(o.Keys, o.Phase, st)
 		if o.Apply && r.Skip == nil {
 			// The kept passwords of the platform accounts it rotates are
 			// bound to the namespace and the release, as the controller's.
 			bound := *w
 			bound.Binding = account.NewBinding(st.namespaceUID, st.hr)
-			o.apply(ctx, &bound, &r, st.credentials)
+			o.apply(ctx, &bound, &r, st.hr, st.credentials)
 		}
 		res.Releases = append(res.Releases, r)
 	}
@@ -129,6 +131,9 @@ func (o *Options) defaults() {
 	}
 	if o.ReportConfigMap == "" {
 		o.ReportConfigMap = DefaultReportConfigMap
+	}
+	if o.Phase == "" {
+		o.Phase = PhaseAll
 	}
 	if o.By == "" {
 		o.By = DefaultBy
@@ -189,7 +194,8 @@ func (o *Options) accounts(ctx context.Context) ([]group, error) {
 // <release>-credentials and the account Secrets, uncached.
 func (o *Options) read(ctx context.Context, w *account.Writer, g group) (state, error) {
 	st := state{namespace: g.namespace, name: g.release, accounts: g.accounts,
-		credentialsName: g.release + o.CredentialsSuffix, secrets: map[string]*corev1.Secret{}}
+		credentialsName: g.release + o.CredentialsSuffix, secrets: map[string]*corev1.Secret{},
+		referenced: map[string]*corev1.Secret{}, rendered: map[string]bool{}}
 	hr := &helmv2.HelmRelease{}
 	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: g.namespace, Name: g.release}, hr); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -217,6 +223,16 @@ func (o *Options) read(ctx context.Context, w *account.Writer, g group) (state, 
 			return st, fmt.Errorf("in %s: %w", g.namespace, err)
 		}
 		st.secrets[a.Name] = s
+		ref := secretRef(a)
+		if ref == nil {
+			continue
+		}
+		if st.referenced[a.Name], err = w.ReadReferenced(ctx, a); err != nil {
+			return st, fmt.Errorf("in %s: %w", g.namespace, err)
+		}
+		if st.rendered[a.Name], err = rendersSecret(ctx, o.Client, hr, g.namespace, ref.Name); err != nil {
+			return st, err
+		}
 	}
 	return st, nil
 }
@@ -224,15 +240,22 @@ func (o *Options) read(ctx context.Context, w *account.Writer, g group) (state, 
 // apply carries out r's steps, in order. A write that fails skips the
 // release (its steps after it are not attempted); what was written stays,
 // and a re-run finds it done.
-func (o *Options) apply(ctx context.Context, w *account.Writer, r *Release, creds *corev1.Secret) {
+func (o *Options) apply(ctx context.Context, w *account.Writer, r *Release, hr *helmv2.HelmRelease, creds *corev1.Secret) {
 	for _, s := range r.Steps {
 		var err error
 		switch s.Action {
 		case ActionMigrate:
 			_, err = w.StoreMigrated(ctx, s.acct, s.secret, s.format, string(creds.Data[s.Username]), o.By)
 		case ActionRotate:
-			_, _, err = w.NewPassword(ctx, s.acct, s.secret, s.format, account.Record{
-				Origin: credv1.OriginGenerated, By: o.By, Rotate: s.acct.Spec.Rotate, MigratedRotation: true})
+			err = o.rotate(ctx, w, s)
+		case ActionKeep:
+			_, err = w.KeepFromHelm(ctx, s.referenced)
+		case ActionAdopt:
+			// Adopted first, so that the credential-controller, woken by
+			// the rotation, writes the new password into the key.
+			if _, err = w.Adopt(ctx, s.acct, hr, s.referenced); err == nil && s.rotate {
+				err = o.rotate(ctx, w, s)
+			}
 		default:
 			continue
 		}
@@ -241,4 +264,12 @@ func (o *Options) apply(ctx context.Context, w *account.Writer, r *Release, cred
 			return
 		}
 	}
+}
+
+// rotate gives the platform account of s a new password, recorded as the
+// migration's rotation.
+func (o *Options) rotate(ctx context.Context, w *account.Writer, s Step) error {
+	_, _, err := w.NewPassword(ctx, s.acct, s.secret, s.format, account.Record{
+		Origin: credv1.OriginGenerated, By: o.By, Rotate: s.acct.Spec.Rotate, MigratedRotation: true})
+	return err
 }

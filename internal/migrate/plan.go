@@ -39,6 +39,29 @@ const (
 	ActionRotate Action = "rotate"
 	// ActionSkip leaves the account as it is.
 	ActionSkip Action = "skip"
+	// ActionKeep stamps helm.sh/resource-policy: keep on the Secret a
+	// platform plaintext account's spec.plaintext.secretRef names, before
+	// the chart stops rendering it (--phase=prepare).
+	ActionKeep Action = "keep"
+	// ActionAdopt adopts that Secret once the chart no longer renders it,
+	// then rotates the account unless the migration rotated it before;
+	// the credential-controller writes the new password into the key.
+	ActionAdopt Action = "adopt"
+)
+
+// Phase is the part of the migration a run makes.
+type Phase string
+
+const (
+	// PhaseAll migrates releases whose charts no longer render what the
+	// accounts replace (or never did): tenant accounts carried over,
+	// platform accounts rotated, referenced Secrets adopted.
+	PhaseAll Phase = "all"
+	// PhasePrepare runs before the charts switch: tenant accounts are
+	// carried over and the Secrets running consumers read
+	// (spec.plaintext.secretRef) are stamped keep; no platform account is
+	// rotated, since the running chart would not deliver it.
+	PhasePrepare Phase = "prepare"
 )
 
 // Step is the migration of one account. It holds no password.
@@ -57,6 +80,10 @@ type Step struct {
 	acct   *credv1.CredentialAccount
 	secret *corev1.Secret
 	format verifier.Format
+	// referenced is the Secret spec.plaintext.secretRef names; rotate
+	// tells an adoption to rotate too.
+	referenced *corev1.Secret
+	rotate     bool
 }
 
 // Skip is why a release is skipped: a reason of reasons.go and a message
@@ -96,11 +123,16 @@ type state struct {
 	// their account Secrets by account name (nil: none).
 	accounts []*credv1.CredentialAccount
 	secrets  map[string]*corev1.Secret
+	// referenced are the Secrets the accounts' spec.plaintext.secretRef
+	// name, by account name (nil: none found), and rendered whether the
+	// release's latest Helm record renders each.
+	referenced map[string]*corev1.Secret
+	rendered   map[string]bool
 }
 
 // plan decides what to do with one release. It reads nothing and writes
 // nothing: every decision of the migration is here.
-func plan(keys account.Keys, st state) Release {
+func plan(keys account.Keys, phase Phase, st state) Release {
 	r := Release{Namespace: st.namespace, Name: st.name}
 	skip := func(reason, format string, args ...any) Release {
 		r.Steps, r.Skip = nil, &Skip{Reason: reason, Message: fmt.Sprintf(format, args...)}
@@ -140,9 +172,18 @@ func plan(keys account.Keys, st state) Release {
 			return skip(AccountSecretForeignReason, "Secret %s of CredentialAccount %s was made for an earlier HelmRelease %s; the controller replaces it", s.Name, acct.Name, st.name)
 		}
 		step.secret = s
+		if ref := secretRef(acct); ref != nil && step.Owner == credv1.OwnerPlatform {
+			if sk := planReferenced(keys, phase, st, &step, ref); sk != nil {
+				return skip(sk.Reason, "%s", sk.Message)
+			}
+			r.Steps = append(r.Steps, step)
+			continue
+		}
 		password, exposed := st.credentials.Data[acct.Spec.Username]
 		origin := credv1.Origin(s.Annotations[keys.Origin])
 		switch {
+		case step.Owner == credv1.OwnerPlatform && phase == PhasePrepare:
+			step.Action, step.Reason = ActionSkip, AfterSwitchReason
 		case step.Owner == credv1.OwnerPlatform && s.Annotations[keys.MigratedRotation()] != "":
 			step.Action, step.Reason = ActionSkip, AlreadyRotatedReason
 		case step.Owner == credv1.OwnerPlatform && exposed:
@@ -166,6 +207,51 @@ func plan(keys account.Keys, st state) Release {
 		r.Steps = append(r.Steps, step)
 	}
 	return r
+}
+
+// planReferenced decides for a platform plaintext account whose running
+// consumer reads the key spec.plaintext.secretRef names (an existing
+// MariaDB's root): before the chart switch, that Secret is stamped keep;
+// after it, once no Helm release renders it, it is adopted and the account
+// rotated once. It returns why the release is skipped, or nil.
+func planReferenced(keys account.Keys, phase Phase, st state, step *Step, ref *credv1.SecretKeyRef) *Skip {
+	acct := step.acct
+	t := st.referenced[acct.Name]
+	if t == nil {
+		return &Skip{Reason: ReferencedSecretMissingReason, Message: fmt.Sprintf(
+			"Secret %s/%s, which CredentialAccount %s's consumer reads (spec.plaintext.secretRef), not found", st.namespace, ref.Name, acct.Name)}
+	}
+	if uid := t.Annotations[keys.PlaintextOf()]; uid != "" && uid != string(acct.UID) {
+		return &Skip{Reason: AccountSecretForeignReason, Message: fmt.Sprintf(
+			"Secret %s/%s, which CredentialAccount %s names in spec.plaintext.secretRef, was adopted for another account", st.namespace, ref.Name, acct.Name)}
+	}
+	step.referenced = t
+	adopted := keys.AdoptedFor(t, acct)
+	rotated := step.secret.Annotations[keys.MigratedRotation()] != ""
+	switch {
+	case phase == PhasePrepare && (adopted || account.KeptFromHelm(t)):
+		step.Action, step.Reason = ActionSkip, AlreadyKeptReason
+	case phase == PhasePrepare:
+		step.Action, step.Reason = ActionKeep, BeforeSwitchReason
+	case st.rendered[acct.Name]:
+		return &Skip{Reason: StillRenderedReason, Message: fmt.Sprintf(
+			"the latest Helm release of %s/%s still renders Secret %s, which CredentialAccount %s's consumer reads: run the migration with --phase=prepare (it stamps helm.sh/resource-policy: keep), switch the chart, and run it again once the release is Ready",
+			st.namespace, st.name, ref.Name, acct.Name)}
+	case !adopted:
+		step.Action, step.Reason, step.rotate = ActionAdopt, NoLongerRenderedReason, !rotated
+	case rotated:
+		step.Action, step.Reason = ActionSkip, AlreadyRotatedReason
+	default:
+		step.Action, step.Reason = ActionRotate, ExposedReason
+	}
+	return nil
+}
+
+func secretRef(acct *credv1.CredentialAccount) *credv1.SecretKeyRef {
+	if acct.Spec.Plaintext == nil {
+		return nil
+	}
+	return acct.Spec.Plaintext.SecretRef
 }
 
 // ready reports whether hr's last reconciliation of its current generation

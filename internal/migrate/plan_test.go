@@ -85,14 +85,6 @@ func TestPlan(t *testing.T) {
 				"root": accountSecret(root, credv1.OriginGenerated, ""), "backup": accountSecret(backup, credv1.OriginGenerated, ""),
 			}}
 	}
-	actions := func(r Release) map[string]string {
-		out := map[string]string{}
-		for _, s := range r.Steps {
-			out[s.Account] = string(s.Action) + "/" + s.Reason
-		}
-		return out
-	}
-
 	tests := []struct {
 		name       string
 		beforeFunc func(st *state)
@@ -156,7 +148,7 @@ func TestPlan(t *testing.T) {
 			if tt.beforeFunc != nil {
 				tt.beforeFunc(&st)
 			}
-			r := plan(keys, st)
+			r := plan(keys, PhaseAll, st)
 			if tt.skip != "" {
 				g.Expect(r.Skip).NotTo(BeNil())
 				g.Expect(r.Skip.Reason).To(Equal(tt.skip))
@@ -170,6 +162,15 @@ func TestPlan(t *testing.T) {
 			g.Expect(actions(r)).To(Equal(tt.want))
 		})
 	}
+}
+
+// actions are r's steps as action/reason, by account.
+func actions(r Release) map[string]string {
+	out := map[string]string{}
+	for _, s := range r.Steps {
+		out[s.Account] = string(s.Action) + "/" + s.Reason
+	}
+	return out
 }
 
 // plaintextRoot is root of format plaintext, delivered to its consumer;
@@ -195,4 +196,65 @@ func TestReportScope(t *testing.T) {
 	one := Options{Namespace: "t", Release: "db.v2"}
 	g.Expect(one.inScope("t.db.v2")).To(BeTrue(), "a release name may hold dots; a namespace may not")
 	g.Expect(one.inScope("t.db")).To(BeFalse())
+}
+
+// TestPlanReferencedSecret plans MariaDB's root of an existing release,
+// which the MariaDB keeps reading from <release>-credentials: stamped keep
+// before the chart switch, adopted and rotated once no Helm release
+// renders it, and never while one does.
+func TestPlanReferencedSecret(t *testing.T) {
+	root := plaintextRoot(acct("root", "root", credv1.OwnerPlatform), false)
+	root.Spec.Plaintext.SecretRef = &credv1.SecretKeyRef{Name: "db-credentials", Key: "root"}
+	legacy := func(annotations map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Namespace: "t", Annotations: annotations},
+			Data: map[string][]byte{"root": []byte("r-pass")}}
+	}
+	rotated := accountSecret(root, credv1.OriginGenerated, "", keys.MigratedRotation())
+	tests := []struct {
+		name       string
+		phase      Phase
+		referenced *corev1.Secret
+		rendered   bool
+		secret     *corev1.Secret
+		want       string
+		skip       string
+	}{
+		{name: "before the switch, the Secret is stamped keep", phase: PhasePrepare,
+			referenced: legacy(nil), rendered: true, want: "keep/BeforeSwitch"},
+		{name: "a Secret stamped keep is left as it is", phase: PhasePrepare,
+			referenced: legacy(map[string]string{account.HelmResourcePolicy: "keep"}), rendered: true, want: "skip/AlreadyKept"},
+		{name: "after the switch, a Secret the release still renders skips the release", phase: PhaseAll,
+			referenced: legacy(map[string]string{account.HelmResourcePolicy: "keep"}), rendered: true, skip: StillRenderedReason},
+		{name: "a Secret no release renders is adopted, and the account rotated", phase: PhaseAll,
+			referenced: legacy(map[string]string{account.HelmResourcePolicy: "keep"}), want: "adopt/NoLongerRendered"},
+		{name: "an adopted Secret of a rotated account is done", phase: PhaseAll,
+			referenced: legacy(map[string]string{keys.PlaintextOf(): string(root.UID)}), secret: rotated, want: "skip/AlreadyRotated"},
+		{name: "an adopted Secret of an account not rotated yet is rotated", phase: PhaseAll,
+			referenced: legacy(map[string]string{keys.PlaintextOf(): string(root.UID)}), want: "rotate/Exposed"},
+		{name: "a Secret adopted for another account skips the release", phase: PhaseAll,
+			referenced: legacy(map[string]string{keys.PlaintextOf(): "uid-other"}), skip: AccountSecretForeignReason},
+		{name: "a missing Secret skips the release", phase: PhaseAll, skip: ReferencedSecretMissingReason},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s := tt.secret
+			if s == nil {
+				s = accountSecret(root, credv1.OriginGenerated, "")
+			}
+			st := state{namespace: "t", name: "db", hr: readyRelease(), namespaceUID: "ns-uid",
+				credentialsName: "db-credentials", credentials: legacy(nil),
+				accounts: []*credv1.CredentialAccount{root}, secrets: map[string]*corev1.Secret{"root": s},
+				referenced: map[string]*corev1.Secret{"root": tt.referenced}, rendered: map[string]bool{"root": tt.rendered}}
+			r := plan(keys, tt.phase, st)
+			if tt.skip != "" {
+				g.Expect(r.Skip).NotTo(BeNil())
+				g.Expect(r.Skip.Reason).To(Equal(tt.skip))
+				g.Expect(r.Skip.Message).NotTo(ContainSubstring("r-pass"))
+				return
+			}
+			g.Expect(r.Skip).To(BeNil())
+			g.Expect(actions(r)).To(Equal(map[string]string{"root": tt.want}))
+		})
+	}
 }

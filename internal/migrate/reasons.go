@@ -47,6 +47,13 @@ const (
 	// consumers (the controller's PlaintextExposed): the migration
 	// rotates nothing into that namespace either.
 	PlaintextExposedReason = "PlaintextExposed"
+	// ReferencedSecretMissingReason: the Secret a platform plaintext
+	// account's running consumer reads (spec.plaintext.secretRef) does not
+	// exist.
+	ReferencedSecretMissingReason = "ReferencedSecretMissing"
+	// StillRenderedReason: the release's latest Helm record still renders
+	// that Secret: it is adopted once the chart no longer does.
+	StillRenderedReason = "StillRendered"
 	// WriteFailedReason: a write failed (a conflict with a concurrent
 	// write, a refusal by the API server); the run can be repeated.
 	WriteFailedReason = "WriteFailed"
@@ -64,6 +71,12 @@ const (
 	// AlreadyRotatedReason: the migration rotated this platform account
 	// before.
 	AlreadyRotatedReason = "AlreadyRotated"
+	// AfterSwitchReason: --phase=prepare rotates no platform account; the
+	// run after the chart switch does.
+	AfterSwitchReason = "AfterSwitch"
+	// AlreadyKeptReason: the Secret a running consumer reads already
+	// carries helm.sh/resource-policy: keep (or was adopted).
+	AlreadyKeptReason = "AlreadyKept"
 )
 
 // Reasons an account is written.
@@ -82,4 +95,10 @@ const (
 	// Helm history keeps earlier renderings: it is rotated once all the
 	// same.
 	MaybeExposedReason = "MaybeExposed"
+	// BeforeSwitchReason: the Secret a running consumer reads is stamped
+	// helm.sh/resource-policy: keep, so that the chart switch leaves it.
+	BeforeSwitchReason = "BeforeSwitch"
+	// NoLongerRenderedReason: no Helm release renders that Secret any more:
+	// it is adopted, and the account rotated once.
+	NoLongerRenderedReason = "NoLongerRendered"
 )

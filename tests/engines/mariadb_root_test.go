@@ -59,16 +59,7 @@ func TestPlatformRootRotationIsTheOneMariaDBTakes(t *testing.T) {
 	t.Cleanup(func() { _ = env.Stop() })
 	c := env.Client
 
-	// mariadb-operator's identity: it reads Secrets cluster-wide.
-	op := credv1.ServiceAccountRef{Namespace: "mariadb-operator", Name: "mariadb-operator"}
-	g.Expect(c.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "mariadb-operator-secrets"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}}})).To(Succeed())
-	g.Expect(c.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "mariadb-operator-secrets"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mariadb-operator-secrets"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: op.Namespace, Name: op.Name}}})).To(Succeed())
-	user, groups := controlplane.ServiceAccountUser(op.Namespace, op.Name)
-	operator, err := env.UserClient(user, groups)
-	g.Expect(err).NotTo(HaveOccurred())
+	op, operator := mariadbOperator(t, env)
 
 	ns := "engines-root"
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -143,4 +134,23 @@ func TestPlatformRootRotationIsTheOneMariaDBTakes(t *testing.T) {
 		g.Expect(acct.Status.History).To(HaveLen(2))
 		g.Expect(acct.Status.History[0].Operation).To(Equal(credv1.OriginGenerated))
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+// mariadbOperator gives mariadb-operator's identity (its ServiceAccount)
+// what the operator's ClusterRole grants on Secrets, read cluster-wide,
+// and returns it and a client acting as it.
+func mariadbOperator(t *testing.T, env *devenv.Environment) (credv1.ServiceAccountRef, client.Client) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	op := credv1.ServiceAccountRef{Namespace: "mariadb-operator", Name: "mariadb-operator"}
+	g.Expect(env.Client.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "mariadb-operator-secrets"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "mariadb-operator-secrets"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mariadb-operator-secrets"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: op.Namespace, Name: op.Name}}})).To(Succeed())
+	user, groups := controlplane.ServiceAccountUser(op.Namespace, op.Name)
+	operator, err := env.UserClient(user, groups)
+	g.Expect(err).NotTo(HaveOccurred())
+	return op, operator
 }

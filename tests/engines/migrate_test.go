@@ -77,11 +77,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 	t.Cleanup(func() { _ = env.Stop() })
 	c := env.Client
 
-	out, err := env.Kubectl(ctx, "apply", "-k", filepath.Join(controlplane.RepoRoot(), "config", "samples", "migration"))
-	g.Expect(err).NotTo(HaveOccurred(), "config/samples/migration applies: %s", out)
-	user, groups := controlplane.ServiceAccountUser(devenv.PlatformNamespace, "credo-migrate")
-	kubeconfig, err := env.WriteKubeconfig(user, groups, "credo-migrate.kubeconfig")
-	g.Expect(err).NotTo(HaveOccurred())
+	runAs, user := migrationCommand(t, env)
 
 	ns := "engines-migrate"
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -115,26 +111,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 	sec.add("held-password-0123456789", "gap-password-0123456789")
 	waitReady(t, c, ns)
 
-	run := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		err := migrate.Command(append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...), &out)
-		text := out.String()
-		clean := sec.scrub(text)
-		g.Expect(clean == text).To(BeTrue(), "the command prints no password (output not shown)")
-		t.Log(clean)
-		return text, err
-	}
-	exitCode := func(err error) int {
-		var skipped *migrate.SkippedError
-		switch {
-		case err == nil:
-			return 0
-		case errors.As(err, &skipped):
-			return skipped.ExitCode()
-		}
-		t.Fatalf("migrate failed: %v", err)
-		return 1
-	}
+	run := func(args ...string) (string, error) { return runAs(sec, append([]string{"-n", ns}, args...)...) }
 	report := func() map[string]string {
 		var cm corev1.ConfigMap
 		if err := c.Get(ctx, client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: migrate.DefaultReportConfigMap}, &cm); err != nil {
@@ -147,7 +124,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 	settle(t, c, ns)
 	before := versions(t, c, ns)
 	text, err := run()
-	g.Expect(exitCode(err)).To(Equal(migrate.ExitSkipped))
+	g.Expect(exitCode(t, err)).To(Equal(migrate.ExitSkipped))
 	g.Expect(text).To(And(ContainSubstring("Dry run"), ContainSubstring("pgdb_alice"), ContainSubstring("rotate")))
 	g.Expect(err.Error()).To(HavePrefix("dry run: 2 release(s) would be skipped"), "a dry run says it listed nothing")
 	g.Expect(versions(t, c, ns)).To(Equal(before), "a dry run writes no Secret")
@@ -155,7 +132,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 
 	// The migration.
 	_, err = run("--apply")
-	g.Expect(exitCode(err)).To(Equal(migrate.ExitSkipped), "skipped releases are listed")
+	g.Expect(exitCode(t, err)).To(Equal(migrate.ExitSkipped), "skipped releases are listed")
 	g.Expect(report()).To(And(HaveLen(2),
 		HaveKeyWithValue(ns+".held", HavePrefix(migrate.SuspendedReason+":")),
 		HaveKeyWithValue(ns+".gap", HavePrefix(migrate.KeyMissingReason+":"))))
@@ -192,7 +169,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 	settle(t, c, ns)
 	before = versions(t, c, ns)
 	_, err = run("--apply")
-	g.Expect(exitCode(err)).To(Equal(migrate.ExitSkipped))
+	g.Expect(exitCode(t, err)).To(Equal(migrate.ExitSkipped))
 	g.Expect(versions(t, c, ns)).To(Equal(before), "a re-run writes nothing")
 
 	// Once the skipped releases are fit, a re-run migrates them, empties
@@ -207,7 +184,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 	gap.Data["gap_user"] = []byte("gap-password-0123456789")
 	g.Expect(c.Update(ctx, &gap)).To(Succeed())
 	_, err = run("--apply")
-	g.Expect(exitCode(err)).To(Equal(0))
+	g.Expect(exitCode(t, err)).To(Equal(0))
 	g.Expect(report()).To(BeEmpty())
 
 	// A mint clears the previously-exposed mark.
@@ -396,4 +373,42 @@ func accountSecret(t *testing.T, c client.Client, ns, release, username string) 
 	var s corev1.Secret
 	NewWithT(t).Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: credv1.AccountSecretName(release, username)}, &s)).To(Succeed())
 	return &s
+}
+
+// migrationCommand applies config/samples/migration and returns `kubectl
+// credo migrate`, run in process through the command's own entry
+// (migrate.Command, as cmd/kubectl-credo calls it) as that sample's
+// ServiceAccount, and that identity's username. The runner fails the test
+// if the output holds one of sec's values, and logs it.
+func migrationCommand(t *testing.T, env *devenv.Environment) (run func(sec *secrets, args ...string) (string, error), user string) {
+	t.Helper()
+	g := NewWithT(t)
+	out, err := env.Kubectl(context.Background(), "apply", "-k", filepath.Join(controlplane.RepoRoot(), "config", "samples", "migration"))
+	g.Expect(err).NotTo(HaveOccurred(), "config/samples/migration applies: %s", out)
+	user, groups := controlplane.ServiceAccountUser(devenv.PlatformNamespace, "credo-migrate")
+	kubeconfig, err := env.WriteKubeconfig(user, groups, "credo-migrate.kubeconfig")
+	g.Expect(err).NotTo(HaveOccurred())
+	return func(sec *secrets, args ...string) (string, error) {
+		var out bytes.Buffer
+		err := migrate.Command(append([]string{"--kubeconfig", kubeconfig}, args...), &out)
+		text := out.String()
+		clean := sec.scrub(text)
+		g.Expect(clean == text).To(BeTrue(), "the command prints no password (output not shown)")
+		t.Log(clean)
+		return text, err
+	}, user
+}
+
+// exitCode is the exit status kubectl-credo gives err.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var skipped *migrate.SkippedError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &skipped):
+		return skipped.ExitCode()
+	}
+	t.Fatalf("migrate failed: %v", err)
+	return 1
 }

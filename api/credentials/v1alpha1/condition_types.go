@@ -159,6 +159,16 @@ const (
 	// written before is left as it is.
 	PlaintextExposedReason string = "PlaintextExposed"
 
+	// PlaintextSecretNotFoundReason (Reconciling, on DeliveryFailed): the
+	// Secret spec.plaintext.secretRef names does not exist. Nothing is
+	// created under its name: a chart may still render it.
+	PlaintextSecretNotFoundReason string = "PlaintextSecretNotFound"
+
+	// PlaintextSecretNotAdoptedReason (Reconciling, on DeliveryFailed):
+	// the Secret spec.plaintext.secretRef names has not been adopted for
+	// the account by `kubectl credo migrate`; its key is left as it is.
+	PlaintextSecretNotAdoptedReason string = "PlaintextSecretNotAdopted"
+
 	// NameCollisionReason (SecretFailed): a Secret credo did not create holds
 	// the account Secret's name. It is never written.
 	NameCollisionReason string = "NameCollision"
@@ -233,6 +243,10 @@ const (
 	// release existed was handed over to the HelmRelease (its owner
 	// reference and release UID), its password kept.
 	SecretHandedOverReason string = "SecretHandedOver"
+
+	// PlaintextDeliveredReason (Normal): a platform plaintext was written
+	// into the key spec.plaintext.secretRef names.
+	PlaintextDeliveredReason string = "PlaintextDelivered"
 
 	// RotatedReason (Normal): a platform account's password was rotated.
 	RotatedReason string = "Rotated"

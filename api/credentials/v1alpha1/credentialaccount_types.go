@@ -132,6 +132,7 @@ type ValuesFromTarget struct {
 // other than these consumers and the platform's trusted identities
 // (--plaintext-trusted-subjects), may read it, start a pod there or exec
 // into one (PlaintextExposed otherwise, and nothing is written).
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef) == has(oldSelf.secretRef) && (!has(self.secretRef) || self.secretRef == oldSelf.secretRef)",message="secretRef is immutable, as the consumer's own reference to it is"
 type PlaintextDelivery struct {
 	// consumers are the ServiceAccounts that read the plaintext through the
 	// API; a pod that mounts it by secretKeyRef needs no entry.
@@ -139,6 +140,39 @@ type PlaintextDelivery struct {
 	// +listType=atomic
 	// +optional
 	Consumers []ServiceAccountRef `json:"consumers,omitempty"`
+
+	// secretRef names the key, in a Secret of the account's namespace,
+	// that a running consumer already reads and cannot be pointed away
+	// from: an existing MariaDB's rootPasswordSecretKeyRef (immutable once
+	// set) naming the chart-rendered <release>-credentials. Once `kubectl
+	// credo migrate` has adopted that Secret (after the chart stopped
+	// rendering it), the credential-controller writes the account's
+	// plaintext into that key too, on every rotation and repair; until
+	// then the account waits (PlaintextSecretNotAdopted) and the key is
+	// left as it is. Its other keys are never read or written. The
+	// exposure check then covers that Secret as well, writes included:
+	// no admission policy guards its name. Immutable.
+	// +optional
+	SecretRef *SecretKeyRef `json:"secretRef,omitempty"`
+}
+
+// SecretKeyRef names one key of a Secret in the account's namespace.
+type SecretKeyRef struct {
+	// name of the Secret. Not an account Secret or a trust anchor's
+	// projection, which credo writes under their own rules.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="!self.endsWith('.account') && !self.endsWith('.tenant-ca')",message="secretRef may not name an account Secret or a trust anchor's projection"
+	// +required
+	Name string `json:"name"`
+
+	// key in the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +required
+	Key string `json:"key"`
 }
 
 // ServiceAccountRef names a ServiceAccount.

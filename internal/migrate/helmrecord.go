@@ -1,0 +1,127 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package migrate
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// A MariaDB rendered by the chart keeps reading the <release>-credentials
+// key its rootPasswordSecretKeyRef names (immutable once set). The
+// migration adopts that Secret only once the chart no longer renders it
+// (and Helm, told to keep it, has left it in place): adopting it while
+// Helm still renders it would have the next upgrade fail on its ownership
+// metadata, or write the chart's value back over the rotated one. Whether
+// the release renders it is read from the release's latest record in
+// Helm's storage (the Secret sh.helm.release.v1.<name>.v<version> that
+// helm-controller's status.history names). Helm's own reader of it
+// (helm.sh/helm/v4/pkg/storage/driver) links every SQL driver Helm
+// supports into kubectl-credo, so the record's documented encoding (the
+// release as JSON, gzipped, base64 in data.release) is read here; the test
+// writes the records with Helm's own driver.
+
+// helmRecordSecret is the name of the Secret Helm's storage driver keeps
+// a release's version in.
+func helmRecordSecret(name string, version int) string {
+	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, version)
+}
+
+// rendersSecret reports whether the latest Helm release of hr (its
+// status.history, as helm-controller records it) renders a Secret named
+// name in namespace. A release never installed renders nothing.
+func rendersSecret(ctx context.Context, c client.Reader, hr *helmv2.HelmRelease, namespace, name string) (bool, error) {
+	latest := hr.Status.History.Latest()
+	if latest == nil {
+		return false, nil
+	}
+	storageNamespace := hr.Status.StorageNamespace
+	if storageNamespace == "" {
+		storageNamespace = hr.GetStorageNamespace()
+	}
+	key := client.ObjectKey{Namespace: storageNamespace, Name: helmRecordSecret(latest.Name, latest.Version)}
+	var record corev1.Secret
+	if err := c.Get(ctx, key, &record); err != nil {
+		return false, fmt.Errorf("reading Helm's record %s/%s: %w", key.Namespace, key.Name, err)
+	}
+	manifest, err := helmManifest(record.Data["release"])
+	if err != nil {
+		return false, fmt.Errorf("reading Helm's record %s/%s: %w", key.Namespace, key.Name, err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(manifest)), 4096)
+	for {
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if err := dec.Decode(&head); err != nil {
+			if errors.Is(err, io.EOF) {
+				return false, nil
+			}
+			return false, fmt.Errorf("reading the manifest of Helm's record %s/%s: %w", key.Namespace, key.Name, err)
+		}
+		ns := head.Metadata.Namespace
+		if ns == "" {
+			ns = latest.Namespace
+		}
+		if head.APIVersion == "v1" && head.Kind == "Secret" && head.Metadata.Name == name && ns == namespace {
+			return true, nil
+		}
+	}
+}
+
+// helmManifest returns the manifest of a release record's data.release:
+// base64 of the release as JSON, gzipped (records written before Helm
+// compressed them are read as they are).
+func helmManifest(data []byte) (string, error) {
+	raw, err := base64.StdEncoding.DecodeString(string(data))
+	if err != nil {
+		return "", fmt.Errorf("decoding the release: %w", err)
+	}
+	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b, 0x08}) {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return "", fmt.Errorf("decompressing the release: %w", err)
+		}
+		defer func() { _ = zr.Close() }()
+		if raw, err = io.ReadAll(io.LimitReader(zr, 64<<20)); err != nil {
+			return "", fmt.Errorf("decompressing the release: %w", err)
+		}
+	}
+	var rls struct {
+		Manifest string `json:"manifest"`
+	}
+	if err := json.Unmarshal(raw, &rls); err != nil {
+		return "", fmt.Errorf("reading the release: %w", err)
+	}
+	return rls.Manifest, nil
+}
