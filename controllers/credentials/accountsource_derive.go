@@ -216,6 +216,12 @@ func deriveAccount(src *credv1.AccountSource, hr *helmv2.HelmRelease, entry int,
 			TargetPath: strings.ReplaceAll(t.ValuesFrom.TargetPath, credv1.UsernamePlaceholder, username),
 		}
 	}
+	if p := t.Plaintext; p != nil {
+		a.Spec.Plaintext = &credv1.PlaintextDelivery{Consumers: append([]credv1.ServiceAccountRef(nil), p.Consumers...)}
+		if ref := p.SecretRef; ref != nil {
+			a.Spec.Plaintext.SecretRef = &credv1.SecretKeyRef{Name: strings.ReplaceAll(ref.Name, credv1.ReleasePlaceholder, hr.Name), Key: ref.Key}
+		}
+	}
 	return a
 }
 

@@ -43,6 +43,8 @@ func conflict(cur, want *credv1.CredentialAccount) *problem {
 		why = fmt.Sprintf("its owner is %s, the source's is %s, and the owner of an account never changes", cur.GetOwner(), want.GetOwner())
 	case !equality.Semantic.DeepEqual(cur.Spec.Format, want.Spec.Format):
 		why = fmt.Sprintf("its format is %s, the source's is %s, and the format of an account never changes", cur.Spec.Format.Name, want.Spec.Format.Name)
+	case !equality.Semantic.DeepEqual(plaintextRef(cur), plaintextRef(want)):
+		why = "its plaintext secretRef is not the source's, and it never changes"
 	default:
 		return nil
 	}
@@ -50,15 +52,23 @@ func conflict(cur, want *credv1.CredentialAccount) *problem {
 		"CredentialAccount %s is left as it is: %s; delete it to have the source create its own", cur.Name, why)}
 }
 
+func plaintextRef(a *credv1.CredentialAccount) *credv1.SecretKeyRef {
+	if a.Spec.Plaintext == nil {
+		return nil
+	}
+	return a.Spec.Plaintext.SecretRef
+}
+
 // update brings the mutable part of a generated account (Secret labels,
-// valuesFrom) in line with the source.
+// valuesFrom, plaintext consumers) in line with the source.
 func (r *AccountSourceReconciler) update(ctx context.Context, cur, want *credv1.CredentialAccount) error {
 	if equality.Semantic.DeepEqual(cur.Spec.SecretLabels, want.Spec.SecretLabels) &&
-		equality.Semantic.DeepEqual(cur.Spec.ValuesFrom, want.Spec.ValuesFrom) {
+		equality.Semantic.DeepEqual(cur.Spec.ValuesFrom, want.Spec.ValuesFrom) &&
+		equality.Semantic.DeepEqual(cur.Spec.Plaintext, want.Spec.Plaintext) {
 		return nil
 	}
 	before := cur.DeepCopy()
-	cur.Spec.SecretLabels, cur.Spec.ValuesFrom = want.Spec.SecretLabels, want.Spec.ValuesFrom
+	cur.Spec.SecretLabels, cur.Spec.ValuesFrom, cur.Spec.Plaintext = want.Spec.SecretLabels, want.Spec.ValuesFrom, want.Spec.Plaintext
 	if err := r.Patch(ctx, cur, client.MergeFrom(before), client.FieldOwner(CredentialFieldOwner)); err != nil {
 		return fmt.Errorf("updating account %s/%s: %w", cur.Namespace, cur.Name, err)
 	}

@@ -155,3 +155,38 @@ func TestWhoMayWriteTheConsumersSecretExposesThePlaintext(t *testing.T) {
 	g.Expect(conditions.GetMessage(a, credv1.SecretFailedCondition)).To(ContainSubstring("user:sam may update secrets/db-credentials"))
 	g.Expect(readSecret(g, ns, "db-credentials").Data).To(HaveKeyWithValue("root", []byte("the-charts-root")))
 }
+
+// A platform declares MariaDB's root for every release of the chart at
+// once: an AccountSource's Static entry carries spec.plaintext, with the
+// running MariaDBs' Secret named by {release}. Each derived account names
+// its own release's Secret, and a template that asks for plaintext on a
+// tenant account is refused by the API server.
+func TestAnAccountSourceDeclaresEachReleasesPlaintextRoot(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	plaintext := &credv1.PlaintextTemplate{Consumers: []credv1.ServiceAccountRef{mariadbOperator},
+		SecretRef: &credv1.SecretKeyRefTemplate{Name: "{release}-credentials", Key: "root"}}
+	src := &credv1.AccountSource{
+		ObjectMeta: metav1.ObjectMeta{Name: "maria-root-" + ns},
+		Spec: credv1.AccountSourceSpec{
+			ReleaseSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": ns}},
+			Sources: []credv1.AccountSourceEntry{{Kind: credv1.SourceStatic, Static: &credv1.StaticSource{Username: "root"},
+				Template: credv1.AccountTemplate{Format: credv1.Format{Name: verifier.Plain}, Owner: credv1.OwnerPlatform, Plaintext: plaintext}}},
+		},
+	}
+	g.Expect(env.Client.Create(ctx, src)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), src) })
+	for _, name := range []string{"db1", "db2"} {
+		env.NewHelmRelease(t, ns, name, "mariadb", map[string]string{"app": ns})
+		a := accountWith(g, ns, name+"-root", func(a *credv1.CredentialAccount) bool { return a.Spec.Plaintext != nil })
+		g.Expect(a.Spec.Plaintext.SecretRef).To(Equal(&credv1.SecretKeyRef{Name: name + "-credentials", Key: "root"}))
+		g.Expect(a.Spec.Plaintext.Consumers).To(Equal([]credv1.ServiceAccountRef{mariadbOperator}))
+		accountWith(g, ns, name+"-root", accountReason(credv1.DeliveryFailedCondition, credv1.PlaintextSecretNotFoundReason))
+	}
+
+	bad := src.DeepCopy()
+	bad.ObjectMeta = metav1.ObjectMeta{Name: "tenant-plaintext-" + ns}
+	bad.Spec.Sources[0].Template.Owner = credv1.OwnerTenant
+	g.Expect(env.Client.Create(ctx, bad)).To(MatchError(ContainSubstring("plaintext is for a platform account of format plaintext")))
+}

@@ -72,7 +72,9 @@ func (k Keys) AdoptedFor(s *corev1.Secret, acct *credv1.CredentialAccount) bool 
 }
 
 // KeptFromHelm reports whether s carries helm.sh/resource-policy: keep.
-func KeptFromHelm(s *corev1.Secret) bool { return s.Annotations[HelmResourcePolicy] == HelmResourcePolicyKeep }
+func KeptFromHelm(s *corev1.Secret) bool {
+	return s.Annotations[HelmResourcePolicy] == HelmResourcePolicyKeep
+}
 
 // ReadReferenced returns the Secret acct's spec.plaintext.secretRef names,
 // read uncached; nil, without error, when there is none or acct names none.

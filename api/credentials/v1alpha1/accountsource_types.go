@@ -29,6 +29,9 @@ const (
 
 	// UsernamePlaceholder is replaced by the username in a valuesFrom target path template.
 	UsernamePlaceholder = "{username}"
+	// ReleasePlaceholder is replaced by the release's name in a plaintext
+	// secretRef name template.
+	ReleasePlaceholder = "{release}"
 
 	// SourceLabel names the AccountSource a generated CredentialAccount came from.
 	SourceLabel = "credentials.credo.dev/source"
@@ -107,6 +110,7 @@ type StaticSource struct {
 }
 
 // AccountTemplate is the spec of a derived account, besides release and username.
+// +kubebuilder:validation:XValidation:rule="!has(self.plaintext) || (has(self.owner) && self.owner == 'platform' && self.format.name == 'plaintext')",message="plaintext is for a platform account of format plaintext"
 type AccountTemplate struct {
 	// format of the account.
 	// +required
@@ -129,6 +133,45 @@ type AccountTemplate struct {
 	// {username} in TargetPath is replaced by the username.
 	// +optional
 	ValuesFrom *ValuesFromTarget `json:"valuesFrom,omitempty"`
+
+	// plaintext is every derived account's spec.plaintext, required for a
+	// platform account of format plaintext (MariaDB's root); {release} in
+	// its secretRef's name is replaced by the release's name.
+	// +optional
+	Plaintext *PlaintextTemplate `json:"plaintext,omitempty"`
+}
+
+// PlaintextTemplate is spec.plaintext of a derived account.
+type PlaintextTemplate struct {
+	// consumers are the ServiceAccounts that read the plaintext through the
+	// API.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	Consumers []ServiceAccountRef `json:"consumers,omitempty"`
+
+	// secretRef names the key a running consumer already reads, e.g.
+	// {name: "{release}-credentials", key: root} for MariaDBs the chart
+	// rendered before credo.
+	// +optional
+	SecretRef *SecretKeyRefTemplate `json:"secretRef,omitempty"`
+}
+
+// SecretKeyRefTemplate is a SecretKeyRef whose name may hold {release}.
+type SecretKeyRefTemplate struct {
+	// name of the Secret; {release} is replaced by the release's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([-.a-z0-9]|\{release\})+$`
+	// +required
+	Name string `json:"name"`
+
+	// key in the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +required
+	Key string `json:"key"`
 }
 
 // AccountSourceSpec selects releases and derives their accounts.
