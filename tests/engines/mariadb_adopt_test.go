@@ -25,6 +25,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	"helm.sh/helm/v4/pkg/release/common"
@@ -39,6 +40,7 @@ import (
 	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
 	"github.com/credo-dev/credo/internal/account"
 	"github.com/credo-dev/credo/internal/verifier"
+	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/devenv"
 )
 
@@ -63,7 +65,8 @@ import (
 func TestAnExistingMariaDBTakesTheRotatedRootFromItsOwnSecret(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	env, err := devenv.Start(ctx, devenv.Options{Samples: "-"})
+	// No helm-controller: the test records the releases as it would.
+	env, err := devenv.Start(ctx, devenv.Options{Samples: "-", Flux: []string{controlplane.NotificationController}})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = env.Stop() })
 	c := env.Client
@@ -97,14 +100,18 @@ func TestAnExistingMariaDBTakesTheRotatedRootFromItsOwnSecret(t *testing.T) {
 		}
 		g.Expect(helm.Create(&rspb.Release{Name: ns + "-maria", Namespace: ns, Version: v, Manifest: manifest,
 			Info: &rspb.Info{Status: common.StatusDeployed}})).To(Succeed())
+		now := metav1.Now()
 		g.Eventually(func() error {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(hr), hr); err != nil {
 				return err
 			}
 			hr.Status.StorageNamespace = ns
-			hr.Status.History = helmv2.Snapshots{{Name: ns + "-maria", Namespace: ns, Version: v, Status: "deployed"}}
-			markReady(t, c, hr)
-			return nil
+			hr.Status.History = helmv2.Snapshots{{Name: ns + "-maria", Namespace: ns, Version: v, Status: "deployed",
+				Digest: fmt.Sprintf("sha256:%064d", v), ChartName: "mariadb", ChartVersion: fmt.Sprintf("0.%d.0", v),
+				ConfigDigest: fmt.Sprintf("sha256:%064d", 0), FirstDeployed: now, LastDeployed: now}}
+			hr.Status.ObservedGeneration = hr.Generation
+			conditions.MarkTrue(hr, meta.ReadyCondition, "UpgradeSucceeded", "Helm upgrade succeeded")
+			return c.Status().Update(ctx, hr)
 		}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
 	}
 	release(1, true)
