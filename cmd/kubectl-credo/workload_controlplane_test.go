@@ -562,7 +562,7 @@ func TestARelabelerRelabelsAWorkloadInItsOwnName(t *testing.T) {
 
 	out, err = plugin(rita, "workload", "label", uuid, "role-", "tier-", "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), out)
-	g.Expect(out).To(ContainSubstring("labels none (were role=api,tier=1)"))
+	g.Expect(out).To(ContainSubstring("labels <none> (were role=api,tier=1)"))
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: uuid}, &got)).To(Succeed())
 	g.Expect(got.Spec.Labels).To(BeEmpty())
 }

@@ -22,10 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -139,7 +138,7 @@ func workloadLabel(args []string, stdout io.Writer) error {
 func printRelabelled(w io.Writer, wl *enrollv1.Workload, user string, before map[string]string, beforeHost string) error {
 	ew := &errWriter{w: w}
 	ew.printf("workload %s/%s (policy %s) relabelled by %s: labels %s (were %s)", wl.Namespace, wl.Name, wl.Spec.Policy,
-		user, formatLabels(wl.Spec.Labels), formatLabels(before))
+		user, k8slabels.FormatLabels(wl.Spec.Labels), k8slabels.FormatLabels(before))
 	if wl.Spec.Hostname != beforeHost {
 		ew.printf(", hostname %s (was %s)", orDash(wl.Spec.Hostname), orDash(beforeHost))
 	}
@@ -147,16 +146,4 @@ func printRelabelled(w io.Writer, wl *enrollv1.Workload, user string, before map
 		"(status.labels; kubectl get workload %s -n %s shows AttributesRefused if the policy does not allow them), "+
 		"and the agent gets them with its next certificate.\n", wl.Spec.Policy, wl.Name, wl.Namespace)
 	return ew.err
-}
-
-// formatLabels formats labels as k=v, by key, "none" when there are none.
-func formatLabels(labels map[string]string) string {
-	if len(labels) == 0 {
-		return "none"
-	}
-	parts := make([]string, 0, len(labels))
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		parts = append(parts, k+"="+labels[k])
-	}
-	return strings.Join(parts, ",")
 }

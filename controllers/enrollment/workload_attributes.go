@@ -20,14 +20,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
@@ -138,7 +137,7 @@ func (r *WorkloadReconciler) establishAttributes(ctx context.Context, wl *enroll
 	wl.Status.Labels, wl.Status.Hostname, wl.Status.AttributesGeneration = a.labels, a.hostname, wl.Generation
 	if a.refused != "" {
 		conditions.MarkTrue(wl, enrollv1.AttributesRefusedCondition, enrollv1.LabelsNotAllowedReason,
-			"spec.labels are not established: %s; the registry answers labels %s", a.refused, formatLabels(a.labels))
+			"spec.labels are not established: %s; the registry answers labels %s", a.refused, k8slabels.FormatLabels(a.labels))
 	} else {
 		conditions.Delete(wl, enrollv1.AttributesRefusedCondition)
 	}
@@ -168,7 +167,7 @@ func (r *WorkloadReconciler) attributeEvents(wl, before *enrollv1.Workload, a at
 	}
 	if len(a.withdrawn) > 0 {
 		emit(corev1.EventTypeWarning, enrollv1.LabelsWithdrawnReason,
-			"labels %s dropped: enrollment policy %s no longer allows them", formatLabels(a.withdrawn), wl.Spec.Policy)
+			"labels %s dropped: enrollment policy %s no longer allows them", k8slabels.FormatLabels(a.withdrawn), wl.Spec.Policy)
 	}
 	if change == nil {
 		return
@@ -181,17 +180,5 @@ func (r *WorkloadReconciler) attributeEvents(wl, before *enrollv1.Workload, a at
 		by = "unknown (spec.changedBy is empty)"
 	}
 	emit(corev1.EventTypeNormal, enrollv1.AttributesChangedReason, "labels %s (were %s), hostname %q (was %q), changed by %s",
-		formatLabels(wl.Status.Labels), formatLabels(change.PreviousLabels), wl.Status.Hostname, change.PreviousHostname, by)
-}
-
-// formatLabels formats labels as k=v, by key, "none" when there are none.
-func formatLabels(labels map[string]string) string {
-	if len(labels) == 0 {
-		return "none"
-	}
-	parts := make([]string, 0, len(labels))
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		parts = append(parts, k+"="+labels[k])
-	}
-	return strings.Join(parts, ",")
+		k8slabels.FormatLabels(wl.Status.Labels), k8slabels.FormatLabels(change.PreviousLabels), wl.Status.Hostname, change.PreviousHostname, by)
 }

@@ -18,6 +18,7 @@ package enrollment
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,20 +73,8 @@ func relabelWorkload(t *testing.T, wl *enrollv1.Workload, labels map[string]stri
 // established labels, judged at its current generation.
 func established(labels map[string]string) func(*enrollv1.Workload) bool {
 	return func(w *enrollv1.Workload) bool {
-		return w.Status.AttributesGeneration == w.Generation && equalLabels(w.Status.Labels, labels)
+		return w.Status.AttributesGeneration == w.Generation && maps.Equal(w.Status.Labels, labels)
 	}
-}
-
-func equalLabels(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // workloadEvent waits for an event of type and reason on wl whose message
@@ -165,7 +154,7 @@ func TestAWorkloadsAttributesChangeWithinItsPolicyAndEachChangeIsRecorded(t *tes
 	roles("backend")(policy)
 	g.Expect(env.Client.Patch(ctx, policy, patch)).To(Succeed())
 	got = workloadWith(g, wl, 10*time.Second, func(w *enrollv1.Workload) bool {
-		return equalLabels(w.Status.Labels, map[string]string{"tier": "1"}) && len(w.Status.AttributeHistory) == 2
+		return maps.Equal(w.Status.Labels, map[string]string{"tier": "1"}) && len(w.Status.AttributeHistory) == 2
 	})
 	g.Expect(got.Status.AttributeHistory[0].By).To(Equal("policy/web"))
 	g.Expect(got.Status.AttributeHistory[0].PreviousLabels).To(Equal(map[string]string{"role": "frontend", "tier": "1"}))

@@ -264,9 +264,8 @@ func (s *Server) authenticate(r *http.Request, id string) (*x509.Certificate, *a
 
 // clientCertificate returns the request's client certificate and the UUID
 // its only URI names (empty when it names none), once it chains to the
-// bundle. With now, it must be
-// valid now; otherwise only not before its validity (a renewal judges
-// expiry against the grace).
+// bundle. With now, it must be valid now; otherwise only not before its
+// validity (a renewal judges expiry against the grace).
 func (s *Server) clientCertificate(r *http.Request, now bool) (*x509.Certificate, string, *apiError) {
 	unauth := func(msg string) *apiError {
 		return &apiError{status: http.StatusUnauthorized, reason: enrollapi.ReasonUnauthenticated, msg: msg}

@@ -104,17 +104,14 @@ func unbindLookup(t testing.TB, rb *rbacv1.RoleBinding) {
 // in ns: before a lookup's decision is held.
 func waitForRBAC(t testing.TB, ns string, subject rbacv1.Subject, allowed bool) {
 	t.Helper()
-	spec := authzv1.SubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
-		Namespace: ns, Verb: enrollapi.VerbLookup, Group: enrollv1.GroupVersion.Group, Resource: "workloads", Name: "any"}}
-	switch subject.Kind {
-	case rbacv1.GroupKind:
-		spec.User, spec.Groups = "probe", []string{subject.Name}
-	default:
-		spec.User = "system:serviceaccount:" + subject.Namespace + ":" + subject.Name
+	attrs := authzv1.ResourceAttributes{Namespace: ns, Verb: enrollapi.VerbLookup, Group: enrollv1.GroupVersion.Group, Resource: "workloads", Name: "any"}
+	user, groups := "probe", []string{subject.Name}
+	if subject.Kind != rbacv1.GroupKind {
+		user, groups = controlplane.ServiceAccountUser(subject.Namespace, subject.Name)
 	}
 	waitFor(t, func() bool {
-		sar := &authzv1.SubjectAccessReview{Spec: spec}
-		return k8s.Create(context.Background(), sar) == nil && sar.Status.Allowed == allowed
+		ok, err := env.Allowed(context.Background(), user, groups, attrs)
+		return err == nil && ok == allowed
 	})
 }
 

@@ -17,8 +17,10 @@ limitations under the License.
 package controlplane
 
 import (
+	"context"
 	"fmt"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -46,4 +48,17 @@ func SetKubeconfigNamespace(path, ns string) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// Allowed asks kube-apiserver, by a SubjectAccessReview, whether user in
+// groups may make the request attrs (its namespace included). RBAC's
+// authorizer sees bindings through its own informer: a binding made a
+// moment ago may not count yet, so a test that just bound one waits for
+// the answer it expects.
+func (e *Environment) Allowed(ctx context.Context, user string, groups []string, attrs authzv1.ResourceAttributes) (bool, error) {
+	sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &attrs}}
+	if err := e.Client.Create(ctx, sar); err != nil {
+		return false, fmt.Errorf("asking whether %s may %s %s: %w", user, attrs.Verb, attrs.Resource, err)
+	}
+	return sar.Status.Allowed, nil
 }
