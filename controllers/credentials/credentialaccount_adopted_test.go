@@ -18,6 +18,7 @@ package credentials
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,7 +82,7 @@ func TestAnAdoptedConsumerSecretHoldsTheAccountsPlaintext(t *testing.T) {
 	w := &account.Writer{Client: env.Client, Keys: account.NewKeys(testAnnotationDomain), PlatformNamespace: testPlatformNamespace}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(acct), acct)).To(Succeed())
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
-	_, err := w.Adopt(ctx, acct, hr, readSecret(g, ns, "db-credentials"))
+	_, err := w.Adopt(ctx, acct, hr, readSecret(g, ns, "db-credentials"), func(string) bool { return false })
 	g.Expect(err).NotTo(HaveOccurred())
 	// The adoption wakes nothing: the account is reconciled on request.
 	requestAccountReconcile(g, ns, "db-root")
@@ -114,20 +115,42 @@ func TestAnAdoptedConsumerSecretHoldsTheAccountsPlaintext(t *testing.T) {
 }
 
 // A Secret named by spec.plaintext.secretRef that does not exist is not
-// made: a chart may still render it.
+// made: a chart may still render it. The reference may be added to an
+// account that has none, and is then never changed or removed: the
+// consumer's own reference does not change either.
 func TestAMissingConsumerSecretIsNotMade(t *testing.T) {
 	g := NewWithT(t)
+	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	env.NewHelmRelease(t, ns, "db", "mariadb", nil)
-	newAccount(t, ns, "db-root", "db", "root", verifier.Plain, func(a *credv1.CredentialAccount) {
+	acct := newAccount(t, ns, "db-root", "db", "root", verifier.Plain, func(a *credv1.CredentialAccount) {
 		a.Spec.Owner = credv1.OwnerPlatform
-		a.Spec.Plaintext = &credv1.PlaintextDelivery{SecretRef: &credv1.SecretKeyRef{Name: "db-credentials", Key: "root"}}
+		a.Spec.Plaintext = &credv1.PlaintextDelivery{}
 	})
+	set := func(mutate func(*credv1.PlaintextDelivery)) error {
+		cur := &credv1.CredentialAccount{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(acct), cur)).To(Succeed())
+		if cur.Spec.Plaintext == nil {
+			cur.Spec.Plaintext = &credv1.PlaintextDelivery{}
+		}
+		mutate(cur.Spec.Plaintext)
+		return env.Client.Update(ctx, cur)
+	}
+	g.Expect(set(func(p *credv1.PlaintextDelivery) {
+		p.SecretRef = &credv1.SecretKeyRef{Name: "db-credentials", Key: "root"}
+	})).To(Succeed())
+	const setOnce = "plaintext.secretRef is set once and never changes"
+	g.Expect(set(func(p *credv1.PlaintextDelivery) { p.SecretRef.Key = "admin" })).To(MatchError(ContainSubstring(setOnce)))
+	g.Expect(set(func(p *credv1.PlaintextDelivery) { p.SecretRef = nil })).To(MatchError(ContainSubstring(setOnce)))
 	a := accountWith(g, ns, "db-root", accountReason(credv1.DeliveryFailedCondition, credv1.PlaintextSecretNotFoundReason))
 	g.Expect(conditions.GetMessage(a, credv1.DeliveryFailedCondition)).To(ContainSubstring("db-credentials"))
 	g.Consistently(func() error {
-		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db-credentials"}, &corev1.Secret{})
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-credentials"}, &corev1.Secret{})
 	}, 2*time.Second, 200*time.Millisecond).ShouldNot(Succeed())
+	cur := &credv1.CredentialAccount{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(acct), cur)).To(Succeed())
+	cur.Spec.Plaintext = nil
+	g.Expect(env.Client.Update(ctx, cur)).To(MatchError(ContainSubstring(setOnce)), "nor dropped with spec.plaintext")
 }
 
 // The third tenant, who may write (not read) its namespace's Secrets:
@@ -137,23 +160,35 @@ func TestAMissingConsumerSecretIsNotMade(t *testing.T) {
 // root password of their own where the MariaDB reads it: the account is
 // Stalled with PlaintextExposed naming the write, and nothing is written.
 func TestWhoMayWriteTheConsumersSecretExposesThePlaintext(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
-	ns := env.NewNamespace(t)
-	g.Expect(env.Client.Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "secret-writer", Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"update", "patch"}}},
-	})).To(Succeed())
-	g.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "secret-writer", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "secret-writer"},
-		Subjects:   []rbacv1.Subject{user("sam")},
-	})).To(Succeed())
-	legacyRootAccount(t, ns)
-	a := accountWith(g, ns, "db-root", accountReason(credv1.SecretFailedCondition, credv1.PlaintextExposedReason))
-	g.Expect(conditions.IsStalled(a)).To(BeTrue())
-	g.Expect(conditions.GetMessage(a, credv1.SecretFailedCondition)).To(ContainSubstring("user:sam may update secrets/db-credentials"))
-	g.Expect(readSecret(g, ns, "db-credentials").Data).To(HaveKeyWithValue("root", []byte("the-charts-root")))
+	for _, tc := range []struct {
+		verbs []string
+		found string
+	}{
+		{[]string{"update", "patch"}, "user:sam may update secrets/db-credentials"},
+		// Deleting every Secret of the namespace, then creating one of the
+		// name, replaces it as well.
+		{[]string{"deletecollection", "create"}, "user:sam may deletecollection secrets"},
+	} {
+		t.Run(strings.Join(tc.verbs, ","), func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			ns := env.NewNamespace(t)
+			g.Expect(env.Client.Create(ctx, &rbacv1.Role{
+				ObjectMeta: metav1.ObjectMeta{Name: "secret-writer", Namespace: ns},
+				Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: tc.verbs}},
+			})).To(Succeed())
+			g.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "secret-writer", Namespace: ns},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "secret-writer"},
+				Subjects:   []rbacv1.Subject{user("sam")},
+			})).To(Succeed())
+			legacyRootAccount(t, ns)
+			a := accountWith(g, ns, "db-root", accountReason(credv1.SecretFailedCondition, credv1.PlaintextExposedReason))
+			g.Expect(conditions.IsStalled(a)).To(BeTrue())
+			g.Expect(conditions.GetMessage(a, credv1.SecretFailedCondition)).To(ContainSubstring(tc.found))
+			g.Expect(readSecret(g, ns, "db-credentials").Data).To(HaveKeyWithValue("root", []byte("the-charts-root")))
+		})
+	}
 }
 
 // A platform declares MariaDB's root for every release of the chart at

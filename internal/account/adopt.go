@@ -62,6 +62,50 @@ const (
 // account.
 var ErrNotAdopted = errors.New("not adopted for this account")
 
+// ErrNotRendered refuses to keep or adopt a Secret that is not an object
+// of the release's own Helm release: credo takes over only the chart's
+// Secret, never one of another release or one made by hand.
+var ErrNotRendered = errors.New("not an object of the HelmRelease's Helm release")
+
+// RenderedBy reports whether s carries the Helm metadata of hr's Helm
+// release (its release name and namespace, as helm-controller names it).
+func RenderedBy(s *corev1.Secret, hr *helmv2.HelmRelease) bool {
+	return s.Annotations[helmReleaseName] == hr.GetReleaseName() && s.Annotations[helmReleaseNamespace] == hr.GetReleaseNamespace()
+}
+
+// OwnedBy reports whether hr owns s.
+func OwnedBy(s *corev1.Secret, hr *helmv2.HelmRelease) bool {
+	for _, o := range s.OwnerReferences {
+		if o.UID == hr.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// Adoptable says whether s may be adopted for acct of release hr, where
+// live reports whether a UID names an existing CredentialAccount: nil when
+// it may, ErrClaimed when another existing account holds it, and
+// ErrNotRendered when it is not the release's (its Helm metadata names
+// another release, or none, and it was not adopted for an account of this
+// release that is gone since).
+func (k Keys) Adoptable(s *corev1.Secret, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, live func(uid string) bool) error {
+	uid := s.Annotations[k.PlaintextOf()]
+	switch {
+	case k.AdoptedFor(s, acct):
+		return nil
+	case uid != "" && live(uid):
+		return ErrClaimed
+	case uid != "" && OwnedBy(s, hr):
+		// Adopted for an account of this release that was deleted and
+		// declared again.
+		return nil
+	case RenderedBy(s, hr):
+		return nil
+	}
+	return ErrNotRendered
+}
+
 // PlaintextOf is the annotation, on a Secret adopted for a platform
 // plaintext account's spec.plaintext.secretRef, holding the account's UID.
 func (k Keys) PlaintextOf() string { return k.domain() + "/plaintext-of" }
@@ -93,10 +137,14 @@ func referenced(acct *credv1.CredentialAccount) *credv1.SecretKeyRef {
 	return acct.Spec.Plaintext.SecretRef
 }
 
-// KeepFromHelm stamps helm.sh/resource-policy: keep on s, as read.
-func (w *Writer) KeepFromHelm(ctx context.Context, s *corev1.Secret) (*corev1.Secret, error) {
+// KeepFromHelm stamps helm.sh/resource-policy: keep on s, as read, an
+// object of hr's Helm release (ErrNotRendered otherwise).
+func (w *Writer) KeepFromHelm(ctx context.Context, hr *helmv2.HelmRelease, s *corev1.Secret) (*corev1.Secret, error) {
 	if KeptFromHelm(s) {
 		return s, nil
+	}
+	if !RenderedBy(s, hr) {
+		return nil, fmt.Errorf("Secret %s: %w", s.Name, ErrNotRendered)
 	}
 	next := s.DeepCopy()
 	if next.Annotations == nil {
@@ -107,11 +155,11 @@ func (w *Writer) KeepFromHelm(ctx context.Context, s *corev1.Secret) (*corev1.Se
 }
 
 // Adopt takes s, as read, for acct: Helm's ownership metadata goes, the
-// account's UID is stamped and hr owns it. A Secret adopted for another
-// account is refused (ErrClaimed).
-func (w *Writer) Adopt(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret) (*corev1.Secret, error) {
-	if uid := s.Annotations[w.Keys.PlaintextOf()]; uid != "" && uid != string(acct.UID) {
-		return nil, fmt.Errorf("Secret %s: %w", s.Name, ErrClaimed)
+// account's UID is stamped and hr owns it. A Secret Adoptable refuses is
+// refused with its error.
+func (w *Writer) Adopt(ctx context.Context, acct *credv1.CredentialAccount, hr *helmv2.HelmRelease, s *corev1.Secret, live func(uid string) bool) (*corev1.Secret, error) {
+	if err := w.Keys.Adoptable(s, acct, hr, live); err != nil {
+		return nil, fmt.Errorf("Secret %s: %w", s.Name, err)
 	}
 	next := s.DeepCopy()
 	if next.Labels[helmManagedBy] == helmManagedByHelm {
@@ -123,11 +171,7 @@ func (w *Writer) Adopt(ctx context.Context, acct *credv1.CredentialAccount, hr *
 		next.Annotations = map[string]string{}
 	}
 	next.Annotations[w.Keys.PlaintextOf()] = string(acct.UID)
-	owned := false
-	for _, o := range next.OwnerReferences {
-		owned = owned || o.UID == hr.UID
-	}
-	if !owned {
+	if !OwnedBy(next, hr) {
 		next.OwnerReferences = append(next.OwnerReferences, release.OwnerReference(hr))
 	}
 	return w.patch(ctx, s, next)
@@ -143,6 +187,9 @@ func (w *Writer) Deliver(ctx context.Context, acct *credv1.CredentialAccount, s 
 	}
 	if !w.Keys.AdoptedFor(s, acct) {
 		return false, fmt.Errorf("Secret %s: %w", s.Name, ErrNotAdopted)
+	}
+	if plaintext == "" {
+		return false, fmt.Errorf("Secret %s: no password to write into key %s", s.Name, ref.Key)
 	}
 	if v, ok := s.Data[ref.Key]; ok && string(v) == plaintext {
 		return false, nil

@@ -247,6 +247,11 @@ func checks(targets []Target) []Access {
 			}
 		}
 	}
+	if slices.ContainsFunc(targets, func(t Target) bool { return t.Unguarded }) {
+		// Deleting every Secret of the namespace, then creating one of the
+		// name with a value of one's own, replaces an unguarded Secret too.
+		out = append(out, Access{Verb: "deletecollection", Resource: "secrets"})
+	}
 	for _, a := range accesses {
 		if !a.Named {
 			out = append(out, a)

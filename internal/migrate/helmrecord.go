@@ -28,6 +28,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -52,27 +53,60 @@ func helmRecordSecret(name string, version int) string {
 	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, version)
 }
 
-// rendersSecret reports whether the latest Helm release of hr (its
-// status.history, as helm-controller records it) renders a Secret named
-// name in namespace. A release never installed renders nothing.
+// rendersSecret reports whether the latest Helm release of hr renders a
+// Secret named name in namespace, in its manifest or its hooks. The
+// version is the one helm-controller's status.history names; since a
+// status is not proof (whoever may write it may name an older record), the
+// record must be of hr's own release (its name, namespace and storage
+// namespace as hr's spec gives them, and Helm's labels on the record), and
+// no newer version may exist in Helm's storage.
 func rendersSecret(ctx context.Context, c client.Reader, hr *helmv2.HelmRelease, namespace, name string) (bool, error) {
 	latest := hr.Status.History.Latest()
-	if latest == nil {
-		return false, nil
+	release, releaseNamespace, storageNamespace := hr.GetReleaseName(), hr.GetReleaseNamespace(), hr.GetStorageNamespace()
+	switch {
+	case latest == nil:
+		return false, fmt.Errorf("HelmRelease %s/%s records no Helm release in status.history", hr.Namespace, hr.Name)
+	case latest.Name != release || latest.Namespace != releaseNamespace:
+		return false, fmt.Errorf("HelmRelease %s/%s: status.history names Helm release %s/%s, its spec %s/%s",
+			hr.Namespace, hr.Name, latest.Namespace, latest.Name, releaseNamespace, release)
 	}
-	storageNamespace := hr.Status.StorageNamespace
-	if storageNamespace == "" {
-		storageNamespace = hr.GetStorageNamespace()
-	}
-	key := client.ObjectKey{Namespace: storageNamespace, Name: helmRecordSecret(latest.Name, latest.Version)}
+	key := client.ObjectKey{Namespace: storageNamespace, Name: helmRecordSecret(release, latest.Version)}
 	var record corev1.Secret
 	if err := c.Get(ctx, key, &record); err != nil {
 		return false, fmt.Errorf("reading Helm's record %s/%s: %w", key.Namespace, key.Name, err)
 	}
-	manifest, err := helmManifest(record.Data["release"])
+	if record.Type != helmRecordType || record.Labels["owner"] != "helm" || record.Labels["name"] != release {
+		return false, fmt.Errorf("Secret %s/%s is not Helm's record of release %s", key.Namespace, key.Name, release)
+	}
+	newer := client.ObjectKey{Namespace: storageNamespace, Name: helmRecordSecret(release, latest.Version+1)}
+	switch err := c.Get(ctx, newer, &corev1.Secret{}); {
+	case err == nil:
+		return false, fmt.Errorf("HelmRelease %s/%s: Helm's storage holds %s, newer than status.history names", hr.Namespace, hr.Name, newer.Name)
+	case !apierrors.IsNotFound(err):
+		return false, fmt.Errorf("reading Helm's record %s/%s: %w", newer.Namespace, newer.Name, err)
+	}
+	manifests, err := helmManifests(record.Data["release"])
 	if err != nil {
 		return false, fmt.Errorf("reading Helm's record %s/%s: %w", key.Namespace, key.Name, err)
 	}
+	for _, manifest := range manifests {
+		found, err := rendersIn(manifest, releaseNamespace, namespace, name)
+		if err != nil {
+			return false, fmt.Errorf("reading the manifest of Helm's record %s/%s: %w", key.Namespace, key.Name, err)
+		}
+		if found {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// helmRecordType is the type of the Secrets Helm keeps its records in.
+const helmRecordType = "helm.sh/release.v1"
+
+// rendersIn reports whether the YAML stream manifest holds a Secret named
+// name in namespace (a document with no namespace is in releaseNamespace).
+func rendersIn(manifest, releaseNamespace, namespace, name string) (bool, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(manifest)), 4096)
 	for {
 		var head struct {
@@ -87,11 +121,11 @@ func rendersSecret(ctx context.Context, c client.Reader, hr *helmv2.HelmRelease,
 			if errors.Is(err, io.EOF) {
 				return false, nil
 			}
-			return false, fmt.Errorf("reading the manifest of Helm's record %s/%s: %w", key.Namespace, key.Name, err)
+			return false, err
 		}
 		ns := head.Metadata.Namespace
 		if ns == "" {
-			ns = latest.Namespace
+			ns = releaseNamespace
 		}
 		if head.APIVersion == "v1" && head.Kind == "Secret" && head.Metadata.Name == name && ns == namespace {
 			return true, nil
@@ -99,29 +133,36 @@ func rendersSecret(ctx context.Context, c client.Reader, hr *helmv2.HelmRelease,
 	}
 }
 
-// helmManifest returns the manifest of a release record's data.release:
-// base64 of the release as JSON, gzipped (records written before Helm
-// compressed them are read as they are).
-func helmManifest(data []byte) (string, error) {
+// helmManifests returns the manifest and the hooks' manifests of a release
+// record's data.release: base64 of the release as JSON, gzipped (records
+// written before Helm compressed them are read as they are).
+func helmManifests(data []byte) ([]string, error) {
 	raw, err := base64.StdEncoding.DecodeString(string(data))
 	if err != nil {
-		return "", fmt.Errorf("decoding the release: %w", err)
+		return nil, fmt.Errorf("decoding the release: %w", err)
 	}
 	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b, 0x08}) {
 		zr, err := gzip.NewReader(bytes.NewReader(raw))
 		if err != nil {
-			return "", fmt.Errorf("decompressing the release: %w", err)
+			return nil, fmt.Errorf("decompressing the release: %w", err)
 		}
 		defer func() { _ = zr.Close() }()
 		if raw, err = io.ReadAll(io.LimitReader(zr, 64<<20)); err != nil {
-			return "", fmt.Errorf("decompressing the release: %w", err)
+			return nil, fmt.Errorf("decompressing the release: %w", err)
 		}
 	}
 	var rls struct {
 		Manifest string `json:"manifest"`
+		Hooks    []struct {
+			Manifest string `json:"manifest"`
+		} `json:"hooks"`
 	}
 	if err := json.Unmarshal(raw, &rls); err != nil {
-		return "", fmt.Errorf("reading the release: %w", err)
+		return nil, fmt.Errorf("reading the release: %w", err)
 	}
-	return rls.Manifest, nil
+	out := []string{rls.Manifest}
+	for _, h := range rls.Hooks {
+		out = append(out, h.Manifest)
+	}
+	return out, nil
 }

@@ -115,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			// bound to the namespace and the release, as the controller's.
 			bound := *w
 			bound.Binding = account.NewBinding(st.namespaceUID, st.hr)
-			o.apply(ctx, &bound, &r, st.hr, st.credentials)
+			o.apply(ctx, &bound, &r, st.hr, st.credentials, st.isLive)
 		}
 		res.Releases = append(res.Releases, r)
 	}
@@ -195,7 +195,7 @@ func (o *Options) accounts(ctx context.Context) ([]group, error) {
 func (o *Options) read(ctx context.Context, w *account.Writer, g group) (state, error) {
 	st := state{namespace: g.namespace, name: g.release, accounts: g.accounts,
 		credentialsName: g.release + o.CredentialsSuffix, secrets: map[string]*corev1.Secret{},
-		referenced: map[string]*corev1.Secret{}, rendered: map[string]bool{}}
+		referenced: map[string]*corev1.Secret{}, rendered: map[string]bool{}, unreadable: map[string]string{}, live: map[string]bool{}}
 	hr := &helmv2.HelmRelease{}
 	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: g.namespace, Name: g.release}, hr); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -230,8 +230,20 @@ func (o *Options) read(ctx context.Context, w *account.Writer, g group) (state, 
 		if st.referenced[a.Name], err = w.ReadReferenced(ctx, a); err != nil {
 			return st, fmt.Errorf("in %s: %w", g.namespace, err)
 		}
-		if st.rendered[a.Name], err = rendersSecret(ctx, o.Client, hr, g.namespace, ref.Name); err != nil {
-			return st, err
+		if o.Phase == PhaseAll {
+			if st.rendered[a.Name], err = rendersSecret(ctx, o.Client, hr, g.namespace, ref.Name); err != nil {
+				st.unreadable[a.Name] = err.Error()
+			}
+		}
+		if len(st.live) == 0 {
+			// An adopted Secret's account may be of another release.
+			var all credv1.CredentialAccountList
+			if err := o.Client.List(ctx, &all, client.InNamespace(g.namespace)); err != nil {
+				return st, fmt.Errorf("listing the CredentialAccounts of %s: %w", g.namespace, err)
+			}
+			for _, x := range all.Items {
+				st.live[string(x.UID)] = true
+			}
 		}
 	}
 	return st, nil
@@ -240,7 +252,7 @@ func (o *Options) read(ctx context.Context, w *account.Writer, g group) (state, 
 // apply carries out r's steps, in order. A write that fails skips the
 // release (its steps after it are not attempted); what was written stays,
 // and a re-run finds it done.
-func (o *Options) apply(ctx context.Context, w *account.Writer, r *Release, hr *helmv2.HelmRelease, creds *corev1.Secret) {
+func (o *Options) apply(ctx context.Context, w *account.Writer, r *Release, hr *helmv2.HelmRelease, creds *corev1.Secret, live func(string) bool) {
 	for _, s := range r.Steps {
 		var err error
 		switch s.Action {
@@ -249,11 +261,11 @@ func (o *Options) apply(ctx context.Context, w *account.Writer, r *Release, hr *
 		case ActionRotate:
 			err = o.rotate(ctx, w, s)
 		case ActionKeep:
-			_, err = w.KeepFromHelm(ctx, s.referenced)
+			_, err = w.KeepFromHelm(ctx, hr, s.referenced)
 		case ActionAdopt:
 			// Adopted first, so that the credential-controller, woken by
 			// the rotation, writes the new password into the key.
-			if _, err = w.Adopt(ctx, s.acct, hr, s.referenced); err == nil && s.rotate {
+			if _, err = w.Adopt(ctx, s.acct, hr, s.referenced, live); err == nil && s.rotate {
 				err = o.rotate(ctx, w, s)
 			}
 		default:

@@ -17,6 +17,7 @@ limitations under the License.
 package migrate
 
 import (
+	"errors"
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -128,7 +129,15 @@ type state struct {
 	// release's latest Helm record renders each.
 	referenced map[string]*corev1.Secret
 	rendered   map[string]bool
+	// unreadable holds, by account name, why the release's Helm record
+	// could not tell whether it renders the Secret.
+	unreadable map[string]string
+	// live are the UIDs of the namespace's CredentialAccounts.
+	live map[string]bool
 }
+
+// isLive reports whether uid names a CredentialAccount of the namespace.
+func (st *state) isLive(uid string) bool { return st.live[uid] }
 
 // plan decides what to do with one release. It reads nothing and writes
 // nothing: every decision of the migration is here.
@@ -221,9 +230,14 @@ func planReferenced(keys account.Keys, phase Phase, st state, step *Step, ref *c
 		return &Skip{Reason: ReferencedSecretMissingReason, Message: fmt.Sprintf(
 			"Secret %s/%s, which CredentialAccount %s's consumer reads (spec.plaintext.secretRef), not found", st.namespace, ref.Name, acct.Name)}
 	}
-	if uid := t.Annotations[keys.PlaintextOf()]; uid != "" && uid != string(acct.UID) {
+	switch err := keys.Adoptable(t, acct, st.hr, st.isLive); {
+	case errors.Is(err, account.ErrClaimed):
 		return &Skip{Reason: AccountSecretForeignReason, Message: fmt.Sprintf(
 			"Secret %s/%s, which CredentialAccount %s names in spec.plaintext.secretRef, was adopted for another account", st.namespace, ref.Name, acct.Name)}
+	case err != nil:
+		return &Skip{Reason: ReferencedSecretForeignReason, Message: fmt.Sprintf(
+			"Secret %s/%s, which CredentialAccount %s names in spec.plaintext.secretRef, is not an object of HelmRelease %s's Helm release (meta.helm.sh/release-name and -namespace): only the chart's own Secret is kept and adopted",
+			st.namespace, ref.Name, acct.Name, st.name)}
 	}
 	step.referenced = t
 	adopted := keys.AdoptedFor(t, acct)
@@ -233,6 +247,9 @@ func planReferenced(keys account.Keys, phase Phase, st state, step *Step, ref *c
 		step.Action, step.Reason = ActionSkip, AlreadyKeptReason
 	case phase == PhasePrepare:
 		step.Action, step.Reason = ActionKeep, BeforeSwitchReason
+	case st.unreadable[acct.Name] != "":
+		return &Skip{Reason: HelmRecordUnreadableReason, Message: fmt.Sprintf(
+			"whether the chart still renders Secret %s, which CredentialAccount %s's consumer reads, cannot be told: %s", ref.Name, acct.Name, st.unreadable[acct.Name])}
 	case st.rendered[acct.Name]:
 		return &Skip{Reason: StillRenderedReason, Message: fmt.Sprintf(
 			"the latest Helm release of %s/%s still renders Secret %s, which CredentialAccount %s's consumer reads: run the migration with --phase=prepare (it stamps helm.sh/resource-policy: keep), switch the chart, and run it again once the release is Ready",

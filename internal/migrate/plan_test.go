@@ -205,9 +205,26 @@ func TestReportScope(t *testing.T) {
 func TestPlanReferencedSecret(t *testing.T) {
 	root := plaintextRoot(acct("root", "root", credv1.OwnerPlatform), false)
 	root.Spec.Plaintext.SecretRef = &credv1.SecretKeyRef{Name: "db-credentials", Key: "root"}
+	// legacy is the chart's db-credentials, with Helm's metadata and
+	// annotations.
 	legacy := func(annotations map[string]string) *corev1.Secret {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Namespace: "t", Annotations: annotations},
+		a := map[string]string{"meta.helm.sh/release-name": "db", "meta.helm.sh/release-namespace": "t"}
+		for k, v := range annotations {
+			a[k] = v
+		}
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Namespace: "t", Annotations: a},
 			Data: map[string][]byte{"root": []byte("r-pass")}}
+	}
+	ofRelease := func(release string) *corev1.Secret {
+		s := legacy(nil)
+		s.Annotations["meta.helm.sh/release-name"] = release
+		return s
+	}
+	adoptedBefore := func(uid string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Namespace: "t",
+			Annotations:     map[string]string{keys.PlaintextOf(): uid},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "HelmRelease", Name: "db", UID: "hr-uid"}}}}
+		return s
 	}
 	rotated := accountSecret(root, credv1.OriginGenerated, "", keys.MigratedRotation())
 	tests := []struct {
@@ -215,6 +232,7 @@ func TestPlanReferencedSecret(t *testing.T) {
 		phase      Phase
 		referenced *corev1.Secret
 		rendered   bool
+		unreadable string
 		secret     *corev1.Secret
 		want       string
 		skip       string
@@ -233,7 +251,15 @@ func TestPlanReferencedSecret(t *testing.T) {
 			referenced: legacy(map[string]string{keys.PlaintextOf(): string(root.UID)}), want: "rotate/Exposed"},
 		{name: "a Secret adopted for another account skips the release", phase: PhaseAll,
 			referenced: legacy(map[string]string{keys.PlaintextOf(): "uid-other"}), skip: AccountSecretForeignReason},
+		{name: "a Secret adopted for an account of the release since deleted is adopted again", phase: PhaseAll,
+			referenced: adoptedBefore("uid-gone"), want: "adopt/NoLongerRendered"},
 		{name: "a missing Secret skips the release", phase: PhaseAll, skip: ReferencedSecretMissingReason},
+		{name: "another release's Secret is not kept", phase: PhasePrepare, referenced: ofRelease("other"), skip: ReferencedSecretForeignReason},
+		{name: "another release's Secret is not adopted", phase: PhaseAll, referenced: ofRelease("other"), skip: ReferencedSecretForeignReason},
+		{name: "a Secret made by hand is not adopted", phase: PhaseAll,
+			referenced: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Namespace: "t"}}, skip: ReferencedSecretForeignReason},
+		{name: "a Helm record that cannot tell skips the release", phase: PhaseAll,
+			referenced: legacy(map[string]string{account.HelmResourcePolicy: "keep"}), unreadable: "no record", skip: HelmRecordUnreadableReason},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,7 +268,10 @@ func TestPlanReferencedSecret(t *testing.T) {
 			if s == nil {
 				s = accountSecret(root, credv1.OriginGenerated, "")
 			}
-			st := state{namespace: "t", name: "db", hr: readyRelease(), namespaceUID: "ns-uid",
+			hr := readyRelease()
+			hr.UID = "hr-uid"
+			st := state{namespace: "t", name: "db", hr: hr, namespaceUID: "ns-uid",
+				unreadable: map[string]string{"root": tt.unreadable}, live: map[string]bool{string(root.UID): true, "uid-other": true},
 				credentialsName: "db-credentials", credentials: legacy(nil),
 				accounts: []*credv1.CredentialAccount{root}, secrets: map[string]*corev1.Secret{"root": s},
 				referenced: map[string]*corev1.Secret{"root": tt.referenced}, rendered: map[string]bool{"root": tt.rendered}}

@@ -51,6 +51,14 @@ const (
 	// account's running consumer reads (spec.plaintext.secretRef) does not
 	// exist.
 	ReferencedSecretMissingReason = "ReferencedSecretMissing"
+	// ReferencedSecretForeignReason: that Secret is not an object of the
+	// release's Helm release; credo keeps and adopts only the chart's own.
+	ReferencedSecretForeignReason = "ReferencedSecretForeign"
+	// HelmRecordUnreadableReason: the release's latest Helm record could
+	// not be read, or status.history does not name it (a newer record
+	// exists, another release's), so whether the chart still renders that
+	// Secret is unknown.
+	HelmRecordUnreadableReason = "HelmRecordUnreadable"
 	// StillRenderedReason: the release's latest Helm record still renders
 	// that Secret: it is adopted once the chart no longer does.
 	StillRenderedReason = "StillRendered"

@@ -98,7 +98,7 @@ func TestAnExistingMariaDBTakesTheRotatedRootFromItsOwnSecret(t *testing.T) {
 		if rendersCredentials {
 			manifest += "---\n# Source: mariadb/templates/credentials.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: maria-credentials\n"
 		}
-		g.Expect(helm.Create(&rspb.Release{Name: ns + "-maria", Namespace: ns, Version: v, Manifest: manifest,
+		g.Expect(helm.Create(&rspb.Release{Name: hr.GetReleaseName(), Namespace: ns, Version: v, Manifest: manifest,
 			Info: &rspb.Info{Status: common.StatusDeployed}})).To(Succeed())
 		now := metav1.Now()
 		g.Eventually(func() error {
@@ -106,7 +106,7 @@ func TestAnExistingMariaDBTakesTheRotatedRootFromItsOwnSecret(t *testing.T) {
 				return err
 			}
 			hr.Status.StorageNamespace = ns
-			hr.Status.History = helmv2.Snapshots{{Name: ns + "-maria", Namespace: ns, Version: v, Status: "deployed",
+			hr.Status.History = helmv2.Snapshots{{Name: hr.GetReleaseName(), Namespace: ns, Version: v, Status: "deployed",
 				Digest: fmt.Sprintf("sha256:%064d", v), ChartName: "mariadb", ChartVersion: fmt.Sprintf("0.%d.0", v),
 				ConfigDigest: fmt.Sprintf("sha256:%064d", 0), FirstDeployed: now, LastDeployed: now}}
 			hr.Status.ObservedGeneration = hr.Generation

@@ -132,7 +132,6 @@ type ValuesFromTarget struct {
 // other than these consumers and the platform's trusted identities
 // (--plaintext-trusted-subjects), may read it, start a pod there or exec
 // into one (PlaintextExposed otherwise, and nothing is written).
-// +kubebuilder:validation:XValidation:rule="has(self.secretRef) == has(oldSelf.secretRef) && (!has(self.secretRef) || self.secretRef == oldSelf.secretRef)",message="secretRef is immutable, as the consumer's own reference to it is"
 type PlaintextDelivery struct {
 	// consumers are the ServiceAccounts that read the plaintext through the
 	// API; a pod that mounts it by secretKeyRef needs no entry.
@@ -151,7 +150,8 @@ type PlaintextDelivery struct {
 	// then the account waits (PlaintextSecretNotAdopted) and the key is
 	// left as it is. Its other keys are never read or written. The
 	// exposure check then covers that Secret as well, writes included:
-	// no admission policy guards its name. Immutable.
+	// no admission policy guards its name. Set once (it may be added to
+	// an account that has none), then never changed or removed.
 	// +optional
 	SecretRef *SecretKeyRef `json:"secretRef,omitempty"`
 }
@@ -192,6 +192,7 @@ type ServiceAccountRef struct {
 
 // CredentialAccountSpec declares one account of one release.
 // +kubebuilder:validation:XValidation:rule="!has(self.plaintext) || (has(self.owner) && self.owner == 'platform' && self.format.name == 'plaintext')",message="plaintext is for a platform account of format plaintext"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.plaintext) || !has(oldSelf.plaintext.secretRef) || (has(self.plaintext) && has(self.plaintext.secretRef) && self.plaintext.secretRef == oldSelf.plaintext.secretRef)",message="plaintext.secretRef is set once and never changes, as the consumer's own reference to it"
 // +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="release is immutable"
 // +kubebuilder:validation:XValidation:rule="self.username == oldSelf.username",message="username is immutable"
 type CredentialAccountSpec struct {
