@@ -225,7 +225,15 @@ func TestLookupCallerPresentsItsCurrentCertificate(t *testing.T) {
 		t.Fatalf("renewal: %d %s", status, e)
 	}
 	renewed := &tls.Certificate{Certificate: [][]byte{parseCert(t, resp.Certificate).Raw}, PrivateKey: a.key}
-	code, e := postLookup(t, base, old, enrollapi.LookupRequest{URI: b.uri.String()})
+	// The lookup judges the caller on the server's cache, which sees the
+	// renewal (durable on the API server before it was answered) a moment
+	// later: until then the certificate just replaced, the same
+	// workload's, still looks up.
+	var code int
+	waitFor(t, func() bool {
+		code, e = postLookup(t, base, old, enrollapi.LookupRequest{URI: b.uri.String()})
+		return e != nil
+	})
 	expectRefused(t, "a lookup with the certificate the caller replaced", code, e, http.StatusUnauthorized, enrollapi.ReasonNotCurrent)
 	mu.Lock()
 	current = renewed
