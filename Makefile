@@ -186,6 +186,10 @@ bench-enrollment: control-plane build ## Enrollments and renewals: the shipped e
 	$(BENCH_RUN) -bench BenchmarkEnrollmentController -benchtime 400x ./tests/bench/
 	$(BENCH_RUN) -bench 'BenchmarkEnrollment$$|BenchmarkRenewal$$' -benchtime 400x ./internal/enrollment/
 
+.PHONY: bench-stepca
+bench-stepca: ## step-ca's signatures and renewals (built by hack/build-stepca.sh), the peer bench-enrollment compares with.
+	dir="$$(hack/build-stepca.sh)" && CREDO_BENCH_STEPCA="$$dir/step-ca" $(BENCH_RUN) -bench BenchmarkStepCA -benchtime 2000x ./tests/bench/
+
 .PHONY: bench-memory
 bench-memory: control-plane build ## The trust-controller's RSS: idle, with releases, with 10,000 unrelated Secrets, after a rotation.
 	CREDO_BENCH_RELEASES=$${CREDO_BENCH_RELEASES:-1000} $(BENCH_RUN) -bench BenchmarkTrustControllerRSS -benchtime 1x ./tests/bench/
