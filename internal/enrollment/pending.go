@@ -54,19 +54,21 @@ func (s *Server) checkPending(ctx context.Context, jt *enrollv1.JoinToken, id st
 		return nil
 	}
 	var cached enrollv1.WorkloadList
+	// Only the token's pending Workloads are read (pendingIndex), and only
+	// to be counted.
 	if err := s.Reader.List(ctx, &cached, client.InNamespace(jt.Namespace),
-		client.MatchingFields{tokenIndex: jt.Name}); err != nil {
+		client.MatchingFields{pendingIndex: jt.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return unavailable("counting the token's pending workloads", err)
 	}
 	key := types.NamespacedName{Namespace: jt.Namespace, Name: jt.Name}
-	pending := s.recent.count(key, cached.Items, s.now())
+	pending := s.recent.count(key, cached.Items, s.cachedAmong(ctx, jt.Namespace, s.recent.ids(key)), s.now())
 	if pending >= limit {
 		var list enrollv1.WorkloadList
 		if err := s.APIReader.List(ctx, &list, client.InNamespace(jt.Namespace),
 			client.MatchingFields{enrollv1.WorkloadTokenField: jt.Name}); err != nil {
 			return unavailable("counting the token's pending workloads", err)
 		}
-		if pending = s.recent.count(key, list.Items, s.now()); pending >= limit {
+		if pending = s.recent.count(key, pendingOf(list.Items), namesOf(list.Items), s.now()); pending >= limit {
 			return &apiError{status: http.StatusTooManyRequests, reason: enrollapi.ReasonTooManyPending, retryAfter: pendingRetryAfter,
 				msg: fmt.Sprintf("join token %s has %d registered workloads waiting for their certificate, the most the platform allows (%d); retry once they complete or expire",
 					jt.Name, pending, limit)}
@@ -102,32 +104,81 @@ func (r *registrations) forget(token types.NamespacedName, id string) {
 	delete(r.m[token], id)
 }
 
-// count returns the token's pending registrations: those of listed without
-// a certificate, and the recent ones listed lacks. Recent ones listed, or
-// older than recentWindow, are forgotten.
-func (r *registrations) count(token types.NamespacedName, listed []enrollv1.Workload, now time.Time) int {
+// ids returns the token's recent registrations.
+func (r *registrations) ids(token types.NamespacedName) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, 0, len(r.m[token]))
+	for id := range r.m[token] {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// count returns the token's pending registrations: the pending Workloads
+// listed, and the recent registrations the cache does not show yet. Recent
+// ones listed or shown (in any state), or older than recentWindow, are
+// forgotten.
+func (r *registrations) count(token types.NamespacedName, pending []enrollv1.Workload, shown map[string]bool, now time.Time) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	recent := r.m[token]
-	pending := 0
-	for i := range listed {
-		wl := &listed[i]
-		delete(recent, wl.Name)
-		if wl.Status.Serial == "" && wl.DeletionTimestamp.IsZero() {
-			pending++
-		}
+	for i := range pending {
+		delete(recent, pending[i].Name)
 	}
+	n := len(pending)
 	for id, at := range recent {
-		if now.Sub(at) > recentWindow {
+		if shown[id] || now.Sub(at) > recentWindow {
 			delete(recent, id)
 			continue
 		}
-		pending++
+		n++
 	}
 	if len(recent) == 0 {
 		delete(r.m, token)
 	}
+	return n
+}
+
+// isPending reports whether a Workload still waits for its first
+// certificate.
+func isPending(wl *enrollv1.Workload) bool {
+	return wl.Status.Serial == "" && wl.DeletionTimestamp.IsZero()
+}
+
+// pendingOf returns the pending Workloads of list.
+func pendingOf(list []enrollv1.Workload) []enrollv1.Workload {
+	var pending []enrollv1.Workload
+	for i := range list {
+		if isPending(&list[i]) {
+			pending = append(pending, list[i])
+		}
+	}
 	return pending
+}
+
+// namesOf returns the names of list.
+func namesOf(list []enrollv1.Workload) map[string]bool {
+	names := make(map[string]bool, len(list))
+	for i := range list {
+		names[list[i].Name] = true
+	}
+	return names
+}
+
+// cachedAmong returns which of ids the cache shows as Workloads of
+// namespace, in any state. A lookup that fails shows nothing: the
+// registration stays counted.
+func (s *Server) cachedAmong(ctx context.Context, namespace string, ids []string) map[string]bool {
+	shown := map[string]bool{}
+	for _, id := range ids {
+		var list enrollv1.WorkloadList
+		if err := s.Reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{nameIndex: id},
+			client.UnsafeDisableDeepCopy); err == nil && len(list.Items) > 0 {
+			shown[id] = true
+		}
+	}
+	return shown
 }
 
 // keyedLocks is a fixed set of mutexes a key hashes to: bounded memory

@@ -36,9 +36,12 @@ import (
 // agent presents a token id or a UUID, not a namespace.
 const nameIndex = "enrollment.credo.dev/name"
 
-// tokenIndex indexes Workloads by spec.token: a token's pending
-// registrations are counted in the cache.
-const tokenIndex = "enrollment.credo.dev/token"
+// pendingIndex indexes the Workloads still waiting for their first
+// certificate (no serial recorded, not being deleted) by spec.token: a
+// token's pending registrations are counted in the cache from its pending
+// Workloads alone, so that the count costs the same whatever the size of
+// the fleet the token already enrolled.
+const pendingIndex = "enrollment.credo.dev/pending-token"
 
 // IndexFields registers the indexes the server's cached reader needs.
 func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
@@ -49,14 +52,14 @@ func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &enrollv1.Workload{}, nameIndex, byName); err != nil {
 		return fmt.Errorf("indexing Workloads by name: %w", err)
 	}
-	byToken := func(o client.Object) []string {
-		if w, ok := o.(*enrollv1.Workload); ok && w.Spec.Token != "" {
+	pendingOfToken := func(o client.Object) []string {
+		if w, ok := o.(*enrollv1.Workload); ok && w.Spec.Token != "" && isPending(w) {
 			return []string{w.Spec.Token}
 		}
 		return nil
 	}
-	if err := indexer.IndexField(ctx, &enrollv1.Workload{}, tokenIndex, byToken); err != nil {
-		return fmt.Errorf("indexing Workloads by token: %w", err)
+	if err := indexer.IndexField(ctx, &enrollv1.Workload{}, pendingIndex, pendingOfToken); err != nil {
+		return fmt.Errorf("indexing pending Workloads by token: %w", err)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -52,7 +53,8 @@ const enrollAgents = 8
 // connection). It reports throughput, p50/p99 and the cost per operation in
 // kube-apiserver requests and in CPU of kube-apiserver, etcd and the
 // controller, and fails on any refusal. CREDO_BENCH_ENROLLMENT_CONTROLLER
-// names another binary, to compare builds.
+// names another binary, to compare builds; CREDO_BENCH_WORKLOADS enrolls a
+// fleet first (benchWorkloads).
 func BenchmarkEnrollmentController(b *testing.B) {
 	binary := filepath.Join(controlplane.RepoRoot(), "bin", "enrollment-controller")
 	if v := os.Getenv("CREDO_BENCH_ENROLLMENT_CONTROLLER"); v != "" {
@@ -89,6 +91,14 @@ func BenchmarkEnrollmentController(b *testing.B) {
 		agents[i], err = enrolldriver.NewAgent(roots)
 		must(b, err)
 	}
+	if n := benchWorkloads(b); n > 0 {
+		// The fleet already enrolled: n Workloads of the same policy and
+		// token, each with its certificate recorded.
+		res := enrolldriver.Run(enrollAgents, n, func(i int) error { return agents[i].Enroll(base, tok.String()) })
+		if res.Failed() > 0 {
+			b.Fatalf("enrolling the fleet of %d: %d refused:\n%s", n, res.Failed(), res)
+		}
+	}
 	measure := func(b *testing.B, op string, do func(i int) error) {
 		b.ResetTimer()
 		meter := benchcost.Start(b, env.Config)
@@ -101,6 +111,7 @@ func BenchmarkEnrollmentController(b *testing.B) {
 			b.Fatalf("%d of %d %ss refused, by reason:\n%s", res.Failed(), b.N, op, res)
 		}
 		b.ReportMetric(0, "refusals")
+		b.ReportMetric(float64(benchWorkloads(b)), "workloads-before")
 		latency.Report(b, res.Latencies, res.Elapsed, op+"s/s")
 		cost.Report(b, op)
 	}
@@ -110,6 +121,21 @@ func BenchmarkEnrollmentController(b *testing.B) {
 	b.Run("renew", func(b *testing.B) {
 		measure(b, "renewal", func(i int) error { return agents[i].Renew(base) })
 	})
+}
+
+// benchWorkloads is CREDO_BENCH_WORKLOADS: how many Workloads are enrolled
+// before the measured enrollments and renewals (default 0), to show how
+// their cost grows with the fleet.
+func benchWorkloads(b *testing.B) int {
+	v := os.Getenv("CREDO_BENCH_WORKLOADS")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		b.Fatalf("CREDO_BENCH_WORKLOADS=%q: not a count", v)
+	}
+	return n
 }
 
 // enrollmentBundle waits until the listener at base answers and returns
