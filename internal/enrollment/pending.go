@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,7 +46,9 @@ const recentWindow = time.Minute
 // registration is not created. The count is the cache's, with the
 // registrations this replica made that the cache does not show yet; at the
 // limit it is confirmed on the API server, uncached, since a cache that
-// lags still shows completed registrations as pending. Across replicas each
+// lags still shows completed registrations as pending (confirmPending).
+// Neither reads the Workloads the token already enrolled: the cost of a
+// registration does not grow with the fleet. Across replicas each
 // counts under its own lock, so concurrent registrations on N replicas may
 // overshoot by at most N-1.
 func (s *Server) checkPending(ctx context.Context, jt *enrollv1.JoinToken, id string) *apiError {
@@ -63,12 +66,11 @@ func (s *Server) checkPending(ctx context.Context, jt *enrollv1.JoinToken, id st
 	key := types.NamespacedName{Namespace: jt.Namespace, Name: jt.Name}
 	pending := s.recent.count(key, cached.Items, s.cachedAmong(ctx, jt.Namespace, s.recent.ids(key)), s.now())
 	if pending >= limit {
-		var list enrollv1.WorkloadList
-		if err := s.APIReader.List(ctx, &list, client.InNamespace(jt.Namespace),
-			client.MatchingFields{enrollv1.WorkloadTokenField: jt.Name}); err != nil {
+		confirmed, read, err := s.confirmPending(ctx, jt, cached.Items, s.recent.ids(key))
+		if err != nil {
 			return unavailable("counting the token's pending workloads", err)
 		}
-		if pending = s.recent.count(key, pendingOf(list.Items), namesOf(list.Items), s.now()); pending >= limit {
+		if pending = s.recent.count(key, confirmed, read, s.now()); pending >= limit {
 			return &apiError{status: http.StatusTooManyRequests, reason: enrollapi.ReasonTooManyPending, retryAfter: pendingRetryAfter,
 				msg: fmt.Sprintf("join token %s has %d registered workloads waiting for their certificate, the most the platform allows (%d); retry once they complete or expire",
 					jt.Name, pending, limit)}
@@ -146,24 +148,36 @@ func isPending(wl *enrollv1.Workload) bool {
 	return wl.Status.Serial == "" && wl.DeletionTimestamp.IsZero()
 }
 
-// pendingOf returns the pending Workloads of list.
-func pendingOf(list []enrollv1.Workload) []enrollv1.Workload {
+// confirmPending reads uncached each Workload counted as pending of jt:
+// those the cache shows pending and this replica's recent registrations.
+// It returns the ones still pending, and the names it read an answer for
+// (a Workload in any state, or none: a registration since deleted), which
+// are no longer this replica's to count. At most the limit and the
+// registrations of the last moments are read, whatever the token enrolled.
+func (s *Server) confirmPending(ctx context.Context, jt *enrollv1.JoinToken, cached []enrollv1.Workload, recent []string) ([]enrollv1.Workload, map[string]bool, error) {
+	names := make([]string, 0, len(cached)+len(recent))
+	for i := range cached {
+		names = append(names, cached[i].Name)
+	}
+	names = append(names, recent...)
 	var pending []enrollv1.Workload
-	for i := range list {
-		if isPending(&list[i]) {
-			pending = append(pending, list[i])
+	read := make(map[string]bool, len(names))
+	for _, name := range names {
+		if read[name] {
+			continue
 		}
+		var wl enrollv1.Workload
+		err := s.APIReader.Get(ctx, types.NamespacedName{Namespace: jt.Namespace, Name: name}, &wl)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, nil, err
+		case wl.Spec.Token == jt.Name && isPending(&wl):
+			pending = append(pending, wl)
+		}
+		read[name] = true
 	}
-	return pending
-}
-
-// namesOf returns the names of list.
-func namesOf(list []enrollv1.Workload) map[string]bool {
-	names := make(map[string]bool, len(list))
-	for i := range list {
-		names[list[i].Name] = true
-	}
-	return names
+	return pending, read, nil
 }
 
 // cachedAmong returns which of ids the cache shows as Workloads of

@@ -67,9 +67,9 @@ func BenchmarkEnrollmentController(b *testing.B) {
 	env := testenv.ControlPlane(b, controlplane.Options{NoControllerManager: true})
 	const system = "credo-system"
 	must(b, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: system}}))
-	listen, health := testenv.FreeAddr(b), testenv.FreeAddr(b)
+	listen, health, metrics := testenv.FreeAddr(b), testenv.FreeAddr(b), testenv.FreeAddr(b)
 	proc, err := env.StartProcess("enrollment-controller", binary, []string{"GOMAXPROCS=2"},
-		"--metrics-addr=0", "--health-addr="+health, "--namespace="+system,
+		"--metrics-addr="+metrics, "--health-addr="+health, "--namespace="+system,
 		"--enrollment-addr="+listen, "--enrollment-hosts=127.0.0.1")
 	must(b, err)
 	waitReady(b, "http://"+health+"/readyz")
@@ -103,7 +103,9 @@ func BenchmarkEnrollmentController(b *testing.B) {
 		b.ResetTimer()
 		meter := benchcost.Start(b, env.Config)
 		meter.Process("controller", proc.PID())
+		profiled := profileProcess(b, metrics, op)
 		res := enrolldriver.Run(enrollAgents, b.N, do)
+		profiled()
 		b.StopTimer()
 		cost := meter.Stop(b, b.N)
 		must(b, proc.FailIfExited())
@@ -121,6 +123,45 @@ func BenchmarkEnrollmentController(b *testing.B) {
 	b.Run("renew", func(b *testing.B) {
 		measure(b, "renewal", func(i int) error { return agents[i].Renew(base) })
 	})
+}
+
+// profileProcess saves, when CREDO_BENCH_CONTROLLER_PROFILE names a
+// directory, the CPU profile of the next few seconds of the process
+// serving pprof at addr as <dir>/<op>.pprof (CREDO_BENCH_APISERVER_PROFILE
+// does it for kube-apiserver). The returned func waits for it.
+func profileProcess(b *testing.B, addr, op string) func() {
+	dir := os.Getenv("CREDO_BENCH_CONTROLLER_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + profileSeconds()) //nolint:gosec // loopback
+		if err != nil {
+			b.Logf("profiling the controller: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, op+".pprof"), raw, 0o600)
+		}
+		if err != nil {
+			b.Logf("saving the controller's profile: %v", err)
+		}
+	}()
+	return func() { <-done }
+}
+
+// profileSeconds is CREDO_BENCH_APISERVER_PROFILE_SECONDS, or 4.
+func profileSeconds() string {
+	if v := os.Getenv("CREDO_BENCH_APISERVER_PROFILE_SECONDS"); v != "" {
+		if _, err := strconv.Atoi(v); err == nil {
+			return v
+		}
+	}
+	return "4"
 }
 
 // benchWorkloads is CREDO_BENCH_WORKLOADS: how many Workloads are enrolled

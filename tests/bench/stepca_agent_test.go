@@ -41,10 +41,13 @@ import (
 
 // stepAgent is a client of step-ca as a credo agent is of credo: it gets a
 // certificate for a fresh key with a one-time token, then renews it with
-// the certificate itself, on a new connection each time.
+// the certificate itself. As enrolldriver's agents do, it signs on one
+// kept-alive connection and renews on a new connection each time.
 type stepAgent struct {
 	ca     *stepCA
 	signer jose.Signer
+	// signing is the kept-alive client of sign.
+	signing *http.Client
 	// cert is the current certificate and its key; nil before sign.
 	cert *tls.Certificate
 }
@@ -55,7 +58,8 @@ func newStepAgent(ca *stepCA) (*stepAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stepAgent{ca: ca, signer: signer}, nil
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.roots, MinVersion: tls.VersionTLS12}, MaxIdleConnsPerHost: 4}
+	return &stepAgent{ca: ca, signer: signer, signing: &http.Client{Timeout: time.Minute, Transport: tr}}, nil
 }
 
 // sign asks for a certificate naming uri (its one URI SAN) for a fresh
@@ -123,16 +127,16 @@ func (a *stepAgent) token(sub string) (string, error) {
 	return jwt.Signed(a.signer).Claims(claims).Serialize()
 }
 
-// post posts body to step-ca's path on a new connection, presenting cert
-// when given, and returns the certificate it answers with, which must name
+// post posts body to step-ca's path: with cert, on a new connection
+// presenting it; without, on the agent's kept-alive connection; and returns the certificate it answers with, which must name
 // uri. Any other answer is an *enrolldriver.Refusal carrying step-ca's
 // message.
 func (a *stepAgent) post(step, path string, body []byte, cert *tls.Certificate, uri *url.URL) (*x509.Certificate, error) {
-	cfg := &tls.Config{RootCAs: a.ca.roots, MinVersion: tls.VersionTLS12}
+	c := a.signing
 	if cert != nil {
-		cfg.Certificates = []tls.Certificate{*cert}
+		cfg := &tls.Config{RootCAs: a.ca.roots, MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*cert}}
+		c = &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}}
 	}
-	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}}
 	resp, err := c.Post(a.ca.base+path, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return nil, err

@@ -22,8 +22,8 @@ import (
 
 const (
 	// WorkloadTokenField is the field selector of a Workload's join token
-	// (a selectable field of the CRD): the enrollment server counts a
-	// token's pending registrations with it.
+	// (a selectable field of the CRD): kubectl get workloads
+	// --field-selector spec.token=<id> lists a token's Workloads.
 	WorkloadTokenField = "spec.token"
 
 	// WorkloadKind is the kind of a Workload.
