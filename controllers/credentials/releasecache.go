@@ -35,20 +35,52 @@ import (
 )
 
 // ReleaseCacheTransform is the credential-controller's cache transform of
-// HelmReleases (ConfigureCache). It drops spec.values, which a tenant fills
-// with anything up to etcd's limit and which a cluster-wide cache would
-// hold for every tenant; the AccountSources that derive usernames from
-// values read the release uncached (releaseValues, reservedUsername). It
-// keeps the rest of the release, which the CredentialAccount reconciler
-// and the access API read: the metadata (annotations and labels included),
-// spec.chart, spec.chartRef, spec.valuesFrom, spec.postRenderers,
-// spec.suspend and the status. Besides, the managed fields and kubectl's
-// last-applied-configuration (a copy of spec.values) go
-// (release.CacheTransform). The CredentialAccount reconciler writes a
-// release only by merge patches computed from the cached copy, which leave
-// the values alone.
+// HelmReleases (ConfigureCache). Of a release it keeps what the
+// CredentialAccount and AccountSource reconcilers and the access API read:
+//
+//   - its metadata (annotations and labels included), without the managed
+//     fields and kubectl's last-applied-configuration (a copy of
+//     spec.values; release.CacheTransform);
+//   - of the spec: the chart's name and chartRef (a rule's chart), the
+//     Helm release's name and namespaces (whose Secrets are adopted),
+//     suspend, valuesFrom (the deliveries) and postRenderers (which may
+//     rewrite a delivery);
+//   - of the status: the observed generation, the last handled reconcile
+//     request, the conditions, the storage namespace, the last attempted
+//     config digest and the latest snapshot of the history (what the
+//     chart last deployed, and with which values).
+//
+// It drops the rest: spec.values above all, which a tenant fills with
+// anything up to etcd's limit and which a cluster-wide cache would hold for
+// every tenant (the AccountSources that derive usernames from values read
+// the release uncached: releaseValues, reservedUsername), and the status'
+// inventory and older snapshots, which grow with the chart and its
+// history. The reconcilers write a release only by merge patches computed
+// from the cached copy, which leave what the cache dropped alone.
 func ReleaseCacheTransform() toolscache.TransformFunc {
-	return release.CacheTransform(func(hr *helmv2.HelmRelease) { hr.Spec.Values = nil })
+	return release.CacheTransform(func(hr *helmv2.HelmRelease) {
+		spec, status := hr.Spec, hr.Status
+		hr.Spec = helmv2.HelmReleaseSpec{
+			Chart:            release.ChartOnly(spec.Chart),
+			ChartRef:         spec.ChartRef,
+			ReleaseName:      spec.ReleaseName,
+			TargetNamespace:  spec.TargetNamespace,
+			StorageNamespace: spec.StorageNamespace,
+			Suspend:          spec.Suspend,
+			ValuesFrom:       spec.ValuesFrom,
+			PostRenderers:    spec.PostRenderers,
+		}
+		hr.Status = helmv2.HelmReleaseStatus{
+			ObservedGeneration:        status.ObservedGeneration,
+			ReconcileRequestStatus:    status.ReconcileRequestStatus,
+			Conditions:                status.Conditions,
+			StorageNamespace:          status.StorageNamespace,
+			LastAttemptedConfigDigest: status.LastAttemptedConfigDigest,
+		}
+		if latest := status.History.Latest(); latest != nil {
+			hr.Status.History = helmv2.Snapshots{latest}
+		}
+	})
 }
 
 // errReleaseReplaced: the release read uncached is not the one cached (it

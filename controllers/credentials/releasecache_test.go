@@ -36,37 +36,46 @@ import (
 )
 
 // The cached release keeps everything the CredentialAccount reconciler
-// and the access API read, and loses spec.values.
-func TestReleaseCacheTransformDropsOnlyTheValues(t *testing.T) {
+// and the access API read, and loses spec.values, the rest of the spec,
+// the status' inventory and every snapshot but the latest.
+func TestReleaseCacheTransformKeepsOnlyWhatIsRead(t *testing.T) {
 	g := NewWithT(t)
-	full := &helmv2.HelmRelease{
+	ready := metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: "InstallSucceeded"}
+	read := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: "pg", Namespace: "tenant", UID: "u1", Generation: 4,
-			Labels: map[string]string{"app": "pg"},
-			Annotations: map[string]string{meta.ReconcileRequestAnnotation: "credo:1",
-				corev1.LastAppliedConfigAnnotation: `{"spec":{"values":{"users":{}}}}`},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kustomize-controller"}}},
+			Labels:      map[string]string{"app": "pg"},
+			Annotations: map[string]string{meta.ReconcileRequestAnnotation: "credo:1"}},
 		Spec: helmv2.HelmReleaseSpec{
 			Chart:            &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: "postgres"}},
 			ChartRef:         &helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "postgres"},
 			Suspend:          true,
 			ValuesFrom:       []helmv2.ValuesReference{{Kind: "Secret", Name: "pg.app.account", ValuesKey: "password", TargetPath: "users.app.password"}},
 			PostRenderers:    []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{}}},
-			Values:           &apiextensionsv1.JSON{Raw: []byte(`{"users":{"app":{}},"blob":"x"}`)},
 			ReleaseName:      "pg-main",
+			TargetNamespace:  "tenant-db",
 			StorageNamespace: "tenant",
 		},
-		Status: helmv2.HelmReleaseStatus{ObservedGeneration: 4,
+		Status: helmv2.HelmReleaseStatus{ObservedGeneration: 4, Conditions: []metav1.Condition{ready},
 			ReconcileRequestStatus: meta.ReconcileRequestStatus{LastHandledReconcileAt: "credo:1"}, LastAttemptedConfigDigest: "sha256:2f1c",
-			History: helmv2.Snapshots{{Version: 2, Status: "deployed", ConfigDigest: "sha256:2f1c"}}},
+			StorageNamespace: "tenant",
+			History:          helmv2.Snapshots{{Version: 2, Status: "deployed", ConfigDigest: "sha256:2f1c"}}},
 	}
-	want := full.DeepCopy()
-	want.Spec.Values = nil
-	want.ManagedFields = nil
-	delete(want.Annotations, corev1.LastAppliedConfigAnnotation)
+	full := read.DeepCopy()
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kustomize-controller"}}
+	full.Annotations[corev1.LastAppliedConfigAnnotation] = `{"spec":{"values":{"users":{}}}}`
+	full.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"users":{"app":{}},"blob":"x"}`)}
+	full.Spec.Chart.Spec.Version = "1.2.3"
+	full.Spec.Chart.Spec.SourceRef = helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}
+	full.Spec.Install = &helmv2.Install{CreateNamespace: true}
+	full.Spec.Interval = metav1.Duration{Duration: time.Minute}
+	full.Status.History = append(helmv2.Snapshots{{Version: 1, Status: "superseded", ConfigDigest: "sha256:aaaa"}}, full.Status.History...)
+	full.Status.Inventory = &helmv2.ResourceInventory{Entries: []helmv2.ResourceRef{{ID: "tenant_pg_apps_StatefulSet", Version: "v1"}}}
+	full.Status.HelmChart = "flux-system/tenant-pg"
+	full.Status.LastAttemptedRevision = "1.2.3"
 
 	out, err := ReleaseCacheTransform()(full)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(out).To(Equal(want))
+	g.Expect(out).To(Equal(read))
 }
 
 // countingReader serves one release and counts the reads.

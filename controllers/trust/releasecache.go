@@ -41,11 +41,7 @@ import (
 // last-applied-configuration (release.CacheTransform).
 func ReleaseCacheTransform() toolscache.TransformFunc {
 	return release.CacheTransform(func(hr *helmv2.HelmRelease) {
-		var chart *helmv2.HelmChartTemplate
-		if hr.Spec.Chart != nil {
-			chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: hr.Spec.Chart.Spec.Chart}}
-		}
-		hr.Spec = helmv2.HelmReleaseSpec{Chart: chart, ChartRef: hr.Spec.ChartRef}
+		hr.Spec = helmv2.HelmReleaseSpec{Chart: release.ChartOnly(hr.Spec.Chart), ChartRef: hr.Spec.ChartRef}
 		hr.Status = helmv2.HelmReleaseStatus{}
 	})
 }

@@ -64,3 +64,12 @@ func WithCacheTransform(byObject map[client.Object]cache.ByObject, t toolscache.
 	byObject[&helmv2.HelmRelease{}] = cache.ByObject{Transform: t}
 	return byObject
 }
+
+// ChartOnly returns of a release's spec.chart only the chart's name, which
+// a rule's chart is matched against (ChartName); nil for nil.
+func ChartOnly(chart *helmv2.HelmChartTemplate) *helmv2.HelmChartTemplate {
+	if chart == nil {
+		return nil
+	}
+	return &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: chart.Spec.Chart}}
+}
