@@ -17,41 +17,19 @@ limitations under the License.
 package credentials
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// maxReleaseRecord bounds what credo reads of a Helm release record once
-// decompressed: a chart's manifest and values, far below it in practice.
-const maxReleaseRecord = 64 << 20
+	"github.com/credo-dev/credo/internal/helmrecord"
+)
 
 // errNoValueAtPath: the deployed values have nothing at the path.
 var errNoValueAtPath = errors.New("no value at the path")
-
-// releaseRecord is the part of Helm's release record credo reads: which
-// release and version it is, and the values it was installed or upgraded
-// with (Helm's "config", the values helm-controller composed).
-type releaseRecord struct {
-	Name    string         `json:"name"`
-	Version int            `json:"version"`
-	Config  map[string]any `json:"config"`
-}
-
-// storageSecretName is the name of Helm's storage Secret of a release
-// version (the Secret storage driver, which helm-controller uses).
-func storageSecretName(release string, version int) string {
-	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, version)
-}
 
 // deployedValue is the value at path (a targetPath) of the values Helm
 // recorded for the release version latest of hr: what the chart rendered,
@@ -64,11 +42,11 @@ func (r *CredentialAccountReconciler) deployedValue(ctx context.Context, hr *hel
 		ns = hr.Namespace
 	}
 	var s corev1.Secret
-	key := client.ObjectKey{Namespace: ns, Name: storageSecretName(latest.Name, latest.Version)}
+	key := client.ObjectKey{Namespace: ns, Name: helmrecord.SecretName(latest.Name, latest.Version)}
 	if err := r.APIReader.Get(ctx, key, &s); err != nil {
 		return "", fmt.Errorf("reading the Helm release record %s: %w", key, err)
 	}
-	rec, err := decodeReleaseRecord(s.Data["release"])
+	rec, err := helmrecord.Decode(s.Data["release"])
 	if err != nil {
 		return "", fmt.Errorf("decoding the Helm release record %s: %w", key, err)
 	}
@@ -76,36 +54,6 @@ func (r *CredentialAccountReconciler) deployedValue(ctx context.Context, hr *hel
 		return "", fmt.Errorf("the Helm release record %s is of release %s v%d", key, rec.Name, rec.Version)
 	}
 	return valueAt(rec.Config, path)
-}
-
-// decodeReleaseRecord decodes Helm's storage encoding: base64 of the
-// gzipped JSON record (or of the JSON itself).
-func decodeReleaseRecord(data []byte) (*releaseRecord, error) {
-	raw, err := base64.StdEncoding.DecodeString(string(data))
-	if err != nil {
-		return nil, fmt.Errorf("not base64: %w", err)
-	}
-	var r io.Reader = bytes.NewReader(raw)
-	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, err
-		}
-		defer zr.Close()
-		r = zr
-	}
-	body, err := io.ReadAll(io.LimitReader(r, maxReleaseRecord+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(body) > maxReleaseRecord {
-		return nil, fmt.Errorf("larger than %d bytes", maxReleaseRecord)
-	}
-	var rec releaseRecord
-	if err := json.Unmarshal(body, &rec); err != nil {
-		return nil, fmt.Errorf("not a release record: %w", err)
-	}
-	return &rec, nil
 }
 
 // valueAt is the value at path in values, printed as Helm prints a

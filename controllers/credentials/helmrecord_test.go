@@ -29,6 +29,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/internal/helmrecord"
 )
 
 // writeHelmRecord writes Helm's storage Secret of release version as Helm
@@ -45,8 +47,8 @@ func writeHelmRecord(g Gomega, ns, release string, version int, config map[strin
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(zw.Close()).To(Succeed())
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: storageSecretName(release, version), Namespace: ns, Labels: map[string]string{"owner": "helm", "name": release}},
-		Type:       "helm.sh/release.v1",
+		ObjectMeta: metav1.ObjectMeta{Name: helmrecord.SecretName(release, version), Namespace: ns, Labels: map[string]string{"owner": "helm", "name": release}},
+		Type:       helmrecord.SecretType,
 		Data:       map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(buf.Bytes()))},
 	}
 	err = env.Client.Create(ctx, s)

@@ -18,10 +18,7 @@ package migrate
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +28,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/credo-dev/credo/internal/helmrecord"
 )
 
 // A MariaDB rendered by the chart keeps reading the <release>-credentials
@@ -41,17 +40,8 @@ import (
 // metadata, or write the chart's value back over the rotated one. Whether
 // the release renders it is read from the release's latest record in
 // Helm's storage (the Secret sh.helm.release.v1.<name>.v<version> that
-// helm-controller's status.history names). Helm's own reader of it
-// (helm.sh/helm/v4/pkg/storage/driver) links every SQL driver Helm
-// supports into kubectl-credo, so the record's documented encoding (the
-// release as JSON, gzipped, base64 in data.release) is read here; the test
-// writes the records with Helm's own driver.
-
-// helmRecordSecret is the name of the Secret Helm's storage driver keeps
-// a release's version in.
-func helmRecordSecret(name string, version int) string {
-	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, version)
-}
+// helm-controller's status.history names), read with internal/helmrecord;
+// the test writes the records with Helm's own driver.
 
 // rendersSecret reports whether the latest Helm release of hr renders a
 // Secret named name in namespace, in its manifest or its hooks. The
@@ -70,26 +60,26 @@ func rendersSecret(ctx context.Context, c client.Reader, hr *helmv2.HelmRelease,
 		return false, fmt.Errorf("HelmRelease %s/%s: status.history names Helm release %s/%s, its spec %s/%s",
 			hr.Namespace, hr.Name, latest.Namespace, latest.Name, releaseNamespace, release)
 	}
-	key := client.ObjectKey{Namespace: storageNamespace, Name: helmRecordSecret(release, latest.Version)}
+	key := client.ObjectKey{Namespace: storageNamespace, Name: helmrecord.SecretName(release, latest.Version)}
 	var record corev1.Secret
 	if err := c.Get(ctx, key, &record); err != nil {
 		return false, fmt.Errorf("reading Helm's record %s/%s: %w", key.Namespace, key.Name, err)
 	}
-	if record.Type != helmRecordType || record.Labels["owner"] != "helm" || record.Labels["name"] != release {
+	if record.Type != helmrecord.SecretType || record.Labels["owner"] != "helm" || record.Labels["name"] != release {
 		return false, fmt.Errorf("Secret %s/%s is not Helm's record of release %s", key.Namespace, key.Name, release)
 	}
-	newer := client.ObjectKey{Namespace: storageNamespace, Name: helmRecordSecret(release, latest.Version+1)}
+	newer := client.ObjectKey{Namespace: storageNamespace, Name: helmrecord.SecretName(release, latest.Version+1)}
 	switch err := c.Get(ctx, newer, &corev1.Secret{}); {
 	case err == nil:
 		return false, fmt.Errorf("HelmRelease %s/%s: Helm's storage holds %s, newer than status.history names", hr.Namespace, hr.Name, newer.Name)
 	case !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("reading Helm's record %s/%s: %w", newer.Namespace, newer.Name, err)
 	}
-	manifests, err := helmManifests(record.Data["release"])
+	rls, err := helmrecord.Decode(record.Data["release"])
 	if err != nil {
 		return false, fmt.Errorf("reading Helm's record %s/%s: %w", key.Namespace, key.Name, err)
 	}
-	for _, manifest := range manifests {
+	for _, manifest := range rls.Manifests() {
 		found, err := rendersIn(manifest, releaseNamespace, namespace, name)
 		if err != nil {
 			return false, fmt.Errorf("reading the manifest of Helm's record %s/%s: %w", key.Namespace, key.Name, err)
@@ -100,9 +90,6 @@ func rendersSecret(ctx context.Context, c client.Reader, hr *helmv2.HelmRelease,
 	}
 	return false, nil
 }
-
-// helmRecordType is the type of the Secrets Helm keeps its records in.
-const helmRecordType = "helm.sh/release.v1"
 
 // rendersIn reports whether the YAML stream manifest holds a Secret named
 // name in namespace (a document with no namespace is in releaseNamespace).
@@ -131,38 +118,4 @@ func rendersIn(manifest, releaseNamespace, namespace, name string) (bool, error)
 			return true, nil
 		}
 	}
-}
-
-// helmManifests returns the manifest and the hooks' manifests of a release
-// record's data.release: base64 of the release as JSON, gzipped (records
-// written before Helm compressed them are read as they are).
-func helmManifests(data []byte) ([]string, error) {
-	raw, err := base64.StdEncoding.DecodeString(string(data))
-	if err != nil {
-		return nil, fmt.Errorf("decoding the release: %w", err)
-	}
-	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b, 0x08}) {
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("decompressing the release: %w", err)
-		}
-		defer func() { _ = zr.Close() }()
-		if raw, err = io.ReadAll(io.LimitReader(zr, 64<<20)); err != nil {
-			return nil, fmt.Errorf("decompressing the release: %w", err)
-		}
-	}
-	var rls struct {
-		Manifest string `json:"manifest"`
-		Hooks    []struct {
-			Manifest string `json:"manifest"`
-		} `json:"hooks"`
-	}
-	if err := json.Unmarshal(raw, &rls); err != nil {
-		return nil, fmt.Errorf("reading the release: %w", err)
-	}
-	out := []string{rls.Manifest}
-	for _, h := range rls.Hooks {
-		out = append(out, h.Manifest)
-	}
-	return out, nil
 }

@@ -32,6 +32,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/credo-dev/credo/internal/helmrecord"
 )
 
 // TestRendersSecretReadsHelmsOwnRecords writes release records with Helm's
@@ -72,8 +74,8 @@ metadata:
 		if r.hook != "" {
 			rls.Hooks = []*rspb.Hook{{Name: "pre", Kind: "Secret", Manifest: r.hook}}
 		}
-		g.Expect(driver.NewSecrets(kube.CoreV1().Secrets("t")).Create(helmRecordSecret(release, v), rls)).To(Succeed())
-		s, err := kube.CoreV1().Secrets("t").Get(ctx, helmRecordSecret(release, v), metav1.GetOptions{})
+		g.Expect(driver.NewSecrets(kube.CoreV1().Secrets("t")).Create(helmrecord.SecretName(release, v), rls)).To(Succeed())
+		s, err := kube.CoreV1().Secrets("t").Get(ctx, helmrecord.SecretName(release, v), metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		s.ResourceVersion = ""
 		g.Expect(c.Create(ctx, s)).To(Succeed())
@@ -111,7 +113,7 @@ metadata:
 	for v, want := range map[int]bool{1: true, 2: false, 3: true} {
 		alone := crfake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
 		var s corev1.Secret
-		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "t", Name: helmRecordSecret("db", v)}, &s)).To(Succeed())
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "t", Name: helmrecord.SecretName("db", v)}, &s)).To(Succeed())
 		s.ResourceVersion = ""
 		g.Expect(alone.Create(ctx, &s)).To(Succeed())
 		got, err := rendersSecret(ctx, alone, at("db", v), "t", "db-credentials")
@@ -119,7 +121,7 @@ metadata:
 		g.Expect(got).To(Equal(want), "version %d", v)
 	}
 
-	forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: helmRecordSecret("db", 5), Namespace: "t"},
+	forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: helmrecord.SecretName("db", 5), Namespace: "t"},
 		Data: map[string][]byte{"release": []byte("not base64!")}}
 	g.Expect(c.Create(ctx, forged)).To(Succeed())
 	_, err = renders(at("db", 5))
