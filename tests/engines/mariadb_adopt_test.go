@@ -25,7 +25,6 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	"helm.sh/helm/v4/pkg/release/common"
@@ -83,13 +82,7 @@ func TestAnExistingMariaDBTakesTheRotatedRootFromItsOwnSecret(t *testing.T) {
 	kube, err := kubernetes.NewForConfig(env.Config)
 	g.Expect(err).NotTo(HaveOccurred())
 	helm := storage.Init(driver.NewSecrets(kube.CoreV1().Secrets(ns)))
-	hr := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: "maria", Namespace: ns},
-		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: time.Hour},
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: "mariadb",
-				SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"}}}},
-	}
-	g.Expect(c.Create(ctx, hr)).To(Succeed())
+	hr := helmRelease(t, c, ns, "maria", "mariadb", false)
 	// release records Helm release version v of the chart (rendering
 	// maria-credentials or not) and reports it installed, as helm-controller
 	// does.
@@ -101,18 +94,9 @@ func TestAnExistingMariaDBTakesTheRotatedRootFromItsOwnSecret(t *testing.T) {
 		g.Expect(helm.Create(&rspb.Release{Name: hr.GetReleaseName(), Namespace: ns, Version: v, Manifest: manifest,
 			Info: &rspb.Info{Status: common.StatusDeployed}})).To(Succeed())
 		now := metav1.Now()
-		g.Eventually(func() error {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(hr), hr); err != nil {
-				return err
-			}
-			hr.Status.StorageNamespace = ns
-			hr.Status.History = helmv2.Snapshots{{Name: hr.GetReleaseName(), Namespace: ns, Version: v, Status: "deployed",
-				Digest: fmt.Sprintf("sha256:%064d", v), ChartName: "mariadb", ChartVersion: fmt.Sprintf("0.%d.0", v),
-				ConfigDigest: fmt.Sprintf("sha256:%064d", 0), FirstDeployed: now, LastDeployed: now}}
-			hr.Status.ObservedGeneration = hr.Generation
-			conditions.MarkTrue(hr, meta.ReadyCondition, "UpgradeSucceeded", "Helm upgrade succeeded")
-			return c.Status().Update(ctx, hr)
-		}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+		markReady(t, c, hr, &helmv2.Snapshot{Name: hr.GetReleaseName(), Namespace: ns, Version: v, Status: "deployed",
+			Digest: fmt.Sprintf("sha256:%064d", v), ChartName: "mariadb", ChartVersion: fmt.Sprintf("0.%d.0", v),
+			ConfigDigest: fmt.Sprintf("sha256:%064d", 0), FirstDeployed: now, LastDeployed: now})
 	}
 	release(1, true)
 

@@ -24,9 +24,6 @@ import (
 	"testing"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -63,23 +60,7 @@ func TestPlatformRootRotationIsTheOneMariaDBTakes(t *testing.T) {
 
 	ns := "engines-root"
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	hr := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: "maria", Namespace: ns},
-		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: time.Hour},
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: "mariadb",
-				SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"}}}},
-	}
-	g.Expect(c.Create(ctx, hr)).To(Succeed())
-	// Installed, as helm-controller would report it (other writers may
-	// touch the release meanwhile).
-	g.Eventually(func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(hr), hr); err != nil {
-			return err
-		}
-		hr.Status.ObservedGeneration = hr.Generation
-		conditions.MarkTrue(hr, meta.ReadyCondition, "InstallSucceeded", "Helm install succeeded")
-		return c.Status().Update(ctx, hr)
-	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	markReady(t, c, helmRelease(t, c, ns, "maria", "mariadb", false), nil)
 	g.Expect(c.Create(ctx, &credv1.CredentialAccount{
 		ObjectMeta: metav1.ObjectMeta{Name: "maria-root", Namespace: ns},
 		Spec: credv1.CredentialAccountSpec{Release: "maria", Username: "root", Owner: credv1.OwnerPlatform,

@@ -29,7 +29,6 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -178,7 +177,7 @@ func TestMigrateChartCredentials(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "held"}, &held)).To(Succeed())
 	held.Spec.Suspend = false
 	g.Expect(c.Update(ctx, &held)).To(Succeed())
-	markReady(t, c, &held)
+	markReady(t, c, &held, nil)
 	var gap corev1.Secret
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gap-credentials"}, &gap)).To(Succeed())
 	gap.Data["gap_user"] = []byte("gap-password-0123456789")
@@ -244,37 +243,6 @@ func loginsAfterMigration(t *testing.T, sec *secrets, releases []chartRelease, s
 		c := startClickHouse(t, names, stored)
 		check(t, r, c.login)
 	})
-}
-
-// chart creates a HelmRelease, Ready (or suspended), and the
-// <release>-credentials Secret its chart would render: username → password.
-func chart(t *testing.T, c client.Client, ns, name string, suspend bool, passwords map[string]string) {
-	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	hr := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: time.Hour}, Suspend: suspend,
-			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: name,
-				SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"}}}},
-	}
-	g.Expect(c.Create(ctx, hr)).To(Succeed())
-	markReady(t, c, hr)
-	data := map[string][]byte{}
-	for u, p := range passwords {
-		data[u] = []byte(p)
-	}
-	g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-credentials", Namespace: ns}, Data: data},
-		client.FieldOwner("helm"))).To(Succeed())
-}
-
-// markReady writes the status helm-controller writes after a successful
-// reconciliation of hr's current generation.
-func markReady(t *testing.T, c client.Client, hr *helmv2.HelmRelease) {
-	t.Helper()
-	hr.Status.ObservedGeneration = hr.Generation
-	conditions.MarkTrue(hr, meta.ReadyCondition, "InstallSucceeded", "Helm install succeeded")
-	NewWithT(t).Expect(c.Status().Update(context.Background(), hr)).To(Succeed())
 }
 
 func acctName(release, username string) string {
