@@ -56,4 +56,6 @@ var FailingOnPurpose = []OnPurpose{
 		Why: "tenant-demo-admin reads every Secret of tenant-demo: MariaDB's root plaintext is never written where a tenant reads it"},
 	{Resource: "trustsource", Name: "percona-psmdb", Reason: trustv1.NoReleasesMatchedReason,
 		Why: "the demo has no MongoDB release for the rule to match"},
+	{Resource: "accountsource", Name: "mariadb-root-before-switch", Reason: credv1.NoReleasesMatchedReason,
+		Why: "the demo has no MariaDB release a chart rendered before credo for the rule to match"},
 }
