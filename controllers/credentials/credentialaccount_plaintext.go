@@ -67,7 +67,7 @@ func (r *CredentialAccountReconciler) checkPlaintext(ctx context.Context, acct *
 	}
 	if exposed != nil {
 		return reconciler.NewStalling(credv1.PlaintextExposedReason,
-			"the plaintext of platform account %s would be readable by more than its consumers in namespace %s: %s; nothing is written. "+
+			"the plaintext of platform account %s could be read or replaced by more than its consumers in namespace %s: %s; nothing is written. "+
 				"Run the consumer in a namespace no tenant administers, remove that access, or trust the subject with --plaintext-trusted-subjects",
 			acct.Name, acct.Namespace, exposed)
 	}

@@ -43,8 +43,8 @@ const (
 	// FormatRefusedReason: an account's format is not one credo computes.
 	FormatRefusedReason = "FormatRefused"
 	// PlaintextExposedReason: a platform account of format plaintext is
-	// Stalled because its plaintext would be readable by more than its
-	// consumers (the controller's PlaintextExposed): the migration
+	// Stalled because its plaintext could be read or replaced by more than
+	// its consumers (the controller's PlaintextExposed): the migration
 	// rotates nothing into that namespace either.
 	PlaintextExposedReason = "PlaintextExposed"
 	// ReferencedSecretMissingReason: the Secret a platform plaintext
