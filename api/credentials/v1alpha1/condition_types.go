@@ -154,7 +154,8 @@ const (
 	// PlaintextExposedReason (Stalled, on SecretFailed): a platform
 	// account of format plaintext would put its password where someone
 	// other than its consumers and the platform may read it (a Secret
-	// read, a pod, an exec, a Flux object in the namespace). The message
+	// read, a pod, an exec, a Flux object in the namespace), or may replace
+	// the consumer's Secret of spec.plaintext.secretRef. The message
 	// names the subject and the access; nothing is written, and a copy
 	// written before is left as it is.
 	PlaintextExposedReason string = "PlaintextExposed"

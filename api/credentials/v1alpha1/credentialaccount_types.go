@@ -131,7 +131,8 @@ type ValuesFromTarget struct {
 // SubjectAccessReviews that nobody bound in that namespace or cluster-wide,
 // other than these consumers and the platform's trusted identities
 // (--plaintext-trusted-subjects), may read it, start a pod there or exec
-// into one (PlaintextExposed otherwise, and nothing is written).
+// into one, nor write the Secret of secretRef (PlaintextExposed otherwise,
+// and nothing is written).
 type PlaintextDelivery struct {
 	// consumers are the ServiceAccounts that read the plaintext through the
 	// API; a pod that mounts it by secretKeyRef needs no entry.
