@@ -197,6 +197,19 @@ bench-stepca: control-plane build ## credo's enrollments and renewals beside ste
 bench-memory: control-plane build ## The trust-controller's RSS: idle, with releases, with 10,000 unrelated Secrets, after a rotation.
 	CREDO_BENCH_RELEASES=$${CREDO_BENCH_RELEASES:-1000} $(BENCH_RUN) -bench BenchmarkTrustControllerRSS -benchtime 1x ./tests/bench/
 
+.PHONY: bench-peers
+bench-peers: control-plane build ## credo's trust figures beside trust-manager's (hack/build-trust-manager.sh: as released, 5 QPS, and unlimited), interleaved BENCH_COUNT times.
+	dir="$$(hack/build-trust-manager.sh)" && n=$${CREDO_BENCH_RELEASES:-1000} && for i in $$(seq $(BENCH_COUNT)); do \
+	  CREDO_BENCH_RELEASES=$$n go test -v -count=1 -run '^$$' -timeout 60m \
+	    -bench 'BenchmarkTrustAnchor$$' -benchtime 200x ./controllers/trust/ || exit 1; \
+	  for tm in trust-manager-unlimited trust-manager; do \
+	    CREDO_BENCH_RELEASES=$$n CREDO_BENCH_TRUST_MANAGER="$$dir/$$tm" go test -v -count=1 -run '^$$' -timeout 90m \
+	      -bench 'BenchmarkTrustManager$$' -benchtime 200x ./tests/bench/ || exit 1; \
+	  done; \
+	  CREDO_BENCH_RELEASES=$$n go test -v -count=1 -run '^$$' -timeout 60m \
+	    -bench 'BenchmarkTrustControllerRSS$$' -benchtime 1x ./tests/bench/ || exit 1; \
+	done
+
 .PHONY: lint
 lint: golangci-lint kube-api-linter ## golangci-lint (.golangci.yml) on both modules, kube-api-linter (.golangci-kal.yml) on api/.
 	$(GOLANGCI_LINT) run ./...
