@@ -44,13 +44,14 @@ const recentWindow = time.Minute
 // when the token already has Limits.MaxPendingPerToken Workloads without a
 // certificate. Call it under the token's lock; release the place when the
 // registration is not created. The count is the cache's, with the
-// registrations this replica made that the cache does not show yet; at the
-// limit it is confirmed on the API server, uncached, since a cache that
-// lags still shows completed registrations as pending (confirmPending).
-// Neither reads the Workloads the token already enrolled: the cost of a
-// registration does not grow with the fleet. Across replicas each
-// counts under its own lock, so concurrent registrations on N replicas may
-// overshoot by at most N-1.
+// registrations this replica made that the cache does not show finished;
+// at the limit it is confirmed on the API server, uncached, since a cache
+// that lags still shows completed registrations as pending
+// (confirmPending). Neither reads the Workloads the token already
+// enrolled: the cost of a registration does not grow with the fleet. On
+// one replica the limit holds exactly; across replicas each counts under
+// its own lock, and sees the others' registrations once its cache does, so
+// replicas registering at the same moment may together overshoot it.
 func (s *Server) checkPending(ctx context.Context, jt *enrollv1.JoinToken, id string) *apiError {
 	limit := s.Limits.MaxPendingPerToken
 	if limit <= 0 {
@@ -64,13 +65,17 @@ func (s *Server) checkPending(ctx context.Context, jt *enrollv1.JoinToken, id st
 		return unavailable("counting the token's pending workloads", err)
 	}
 	key := types.NamespacedName{Namespace: jt.Namespace, Name: jt.Name}
-	pending := s.recent.count(key, cached.Items, s.cachedAmong(ctx, jt.Namespace, s.recent.ids(key)), s.now())
+	listed := make(map[string]bool, len(cached.Items))
+	for i := range cached.Items {
+		listed[cached.Items[i].Name] = true
+	}
+	pending := s.recent.count(key, listed, s.cachedFinished(ctx, jt, s.recent.ids(key)), true, s.now())
 	if pending >= limit {
-		confirmed, read, err := s.confirmPending(ctx, jt, cached.Items, s.recent.ids(key))
+		confirmed, finished, err := s.confirmPending(ctx, jt, cached.Items, s.recent.ids(key), limit)
 		if err != nil {
 			return unavailable("counting the token's pending workloads", err)
 		}
-		if pending = s.recent.count(key, confirmed, read, s.now()); pending >= limit {
+		if pending = s.recent.count(key, confirmed, finished, false, s.now()); pending >= limit {
 			return &apiError{status: http.StatusTooManyRequests, reason: enrollapi.ReasonTooManyPending, retryAfter: pendingRetryAfter,
 				msg: fmt.Sprintf("join token %s has %d registered workloads waiting for their certificate, the most the platform allows (%d); retry once they complete or expire",
 					jt.Name, pending, limit)}
@@ -81,10 +86,14 @@ func (s *Server) checkPending(ctx context.Context, jt *enrollv1.JoinToken, id st
 }
 
 // registrations are the Workloads this replica registered recently, by
-// token: counted as pending until the cache shows them.
+// token: counted as pending until they are known finished, or for
+// recentWindow.
 type registrations struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]map[string]time.Time
+	// pruned is when expired registrations of every token were last
+	// forgotten (a single-use token's are never counted again).
+	pruned time.Time
 }
 
 func (r *registrations) add(token types.NamespacedName, id string, at time.Time) {
@@ -92,6 +101,19 @@ func (r *registrations) add(token types.NamespacedName, id string, at time.Time)
 	defer r.mu.Unlock()
 	if r.m == nil {
 		r.m = map[types.NamespacedName]map[string]time.Time{}
+	}
+	if at.Sub(r.pruned) > recentWindow {
+		for t, recent := range r.m {
+			for id, added := range recent {
+				if at.Sub(added) > recentWindow {
+					delete(recent, id)
+				}
+			}
+			if len(recent) == 0 {
+				delete(r.m, t)
+			}
+		}
+		r.pruned = at
 	}
 	if r.m[token] == nil {
 		r.m[token] = map[string]time.Time{}
@@ -117,24 +139,28 @@ func (r *registrations) ids(token types.NamespacedName) []string {
 	return ids
 }
 
-// count returns the token's pending registrations: the pending Workloads
-// listed, and the recent registrations the cache does not show yet. Recent
-// ones listed or shown (in any state), or older than recentWindow, are
-// forgotten.
-func (r *registrations) count(token types.NamespacedName, pending []enrollv1.Workload, shown map[string]bool, now time.Time) int {
+// count returns the token's pending registrations: those named pending,
+// and the recent ones neither among them nor finished. Recent ones
+// finished, or older than recentWindow, are forgotten; so are those named
+// pending when the names are the cache's (cached), which shows them from
+// then on until they finish. A recent registration the API server confirms
+// pending stays remembered: the cache may not show it yet.
+func (r *registrations) count(token types.NamespacedName, pending, finished map[string]bool, cached bool, now time.Time) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	recent := r.m[token]
-	for i := range pending {
-		delete(recent, pending[i].Name)
-	}
 	n := len(pending)
 	for id, at := range recent {
-		if shown[id] || now.Sub(at) > recentWindow {
+		switch {
+		case finished[id] || now.Sub(at) > recentWindow:
 			delete(recent, id)
-			continue
+		case pending[id]:
+			if cached {
+				delete(recent, id)
+			}
+		default:
+			n++
 		}
-		n++
 	}
 	if len(recent) == 0 {
 		delete(r.m, token)
@@ -148,22 +174,33 @@ func isPending(wl *enrollv1.Workload) bool {
 	return wl.Status.Serial == "" && wl.DeletionTimestamp.IsZero()
 }
 
-// confirmPending reads uncached each Workload counted as pending of jt:
-// those the cache shows pending and this replica's recent registrations.
-// It returns the ones still pending, and the names it read an answer for
-// (a Workload in any state, or none: a registration since deleted), which
-// are no longer this replica's to count. At most the limit and the
-// registrations of the last moments are read, whatever the token enrolled.
-func (s *Server) confirmPending(ctx context.Context, jt *enrollv1.JoinToken, cached []enrollv1.Workload, recent []string) ([]enrollv1.Workload, map[string]bool, error) {
+// finishedFor reports whether wl no longer counts as a pending
+// registration of jt: it has its certificate, is being deleted, or is of
+// another token.
+func finishedFor(wl *enrollv1.Workload, jt *enrollv1.JoinToken) bool {
+	return wl.Spec.Token != jt.Name || !isPending(wl)
+}
+
+// confirmPending reads uncached the Workloads counted as pending of jt
+// (those the cache shows pending, then this replica's recent
+// registrations) until limit of them are confirmed pending, when the
+// answer is a refusal whatever the rest. It returns the names confirmed
+// pending and those read finished. A registration not found is neither:
+// a recent one may be being created, and stays counted until its window
+// ends; one the cache showed was deleted since. The Workloads the token
+// enrolled are never read.
+func (s *Server) confirmPending(ctx context.Context, jt *enrollv1.JoinToken, cached []enrollv1.Workload, recent []string, limit int) (pending, finished map[string]bool, err error) {
 	names := make([]string, 0, len(cached)+len(recent))
 	for i := range cached {
 		names = append(names, cached[i].Name)
 	}
 	names = append(names, recent...)
-	var pending []enrollv1.Workload
-	read := make(map[string]bool, len(names))
+	pending, finished = map[string]bool{}, map[string]bool{}
 	for _, name := range names {
-		if read[name] {
+		if len(pending) >= limit {
+			break
+		}
+		if pending[name] || finished[name] {
 			continue
 		}
 		var wl enrollv1.Workload
@@ -172,27 +209,28 @@ func (s *Server) confirmPending(ctx context.Context, jt *enrollv1.JoinToken, cac
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return nil, nil, err
-		case wl.Spec.Token == jt.Name && isPending(&wl):
-			pending = append(pending, wl)
+		case finishedFor(&wl, jt):
+			finished[name] = true
+		default:
+			pending[name] = true
 		}
-		read[name] = true
 	}
-	return pending, read, nil
+	return pending, finished, nil
 }
 
-// cachedAmong returns which of ids the cache shows as Workloads of
-// namespace, in any state. A lookup that fails shows nothing: the
-// registration stays counted.
-func (s *Server) cachedAmong(ctx context.Context, namespace string, ids []string) map[string]bool {
-	shown := map[string]bool{}
+// cachedFinished returns which of ids the cache shows finished as
+// registrations of jt (finishedFor). One the cache does not show, or
+// shows pending, or a lookup that fails, is not: it stays counted.
+func (s *Server) cachedFinished(ctx context.Context, jt *enrollv1.JoinToken, ids []string) map[string]bool {
+	finished := map[string]bool{}
 	for _, id := range ids {
 		var list enrollv1.WorkloadList
-		if err := s.Reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{nameIndex: id},
-			client.UnsafeDisableDeepCopy); err == nil && len(list.Items) > 0 {
-			shown[id] = true
+		if err := s.Reader.List(ctx, &list, client.InNamespace(jt.Namespace), client.MatchingFields{nameIndex: id},
+			client.UnsafeDisableDeepCopy); err == nil && len(list.Items) == 1 && finishedFor(&list.Items[0], jt) {
+			finished[id] = true
 		}
 	}
-	return shown
+	return finished
 }
 
 // keyedLocks is a fixed set of mutexes a key hashes to: bounded memory

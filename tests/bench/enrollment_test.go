@@ -18,6 +18,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
@@ -105,9 +106,9 @@ func BenchmarkEnrollmentController(b *testing.B) {
 		meter.Process("controller", proc.PID())
 		profiled := profileProcess(b, metrics, op)
 		res := enrolldriver.Run(enrollAgents, b.N, do)
-		profiled()
 		b.StopTimer()
 		cost := meter.Stop(b, b.N)
+		profiled()
 		must(b, proc.FailIfExited())
 		if res.Failed() > 0 {
 			b.Fatalf("%d of %d %ss refused, by reason:\n%s", res.Failed(), b.N, op, res)
@@ -144,6 +145,9 @@ func profileProcess(b *testing.B, addr, op string) func() {
 		}
 		defer resp.Body.Close()
 		raw, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s", resp.Status)
+		}
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, op+".pprof"), raw, 0o600)
 		}
