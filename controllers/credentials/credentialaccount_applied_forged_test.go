@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
@@ -87,4 +88,44 @@ func TestAppliedIsFalseWhileTheReleaseLacksTheValuesFromEntry(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 	requestAccountReconcile(g, ns, "ch-app")
 	accountWith(g, ns, "ch-app", appliedIs(metav1.ConditionFalse, credv1.ValuesNotDeliveredReason))
+}
+
+// Whoever may write a release's status (flux-edit) may name any storage
+// namespace in it: credo reads Helm's record only where the release's spec
+// keeps it, so a record in another namespace that holds the minted value
+// never makes the mint Applied (nor tells its writer whether that
+// namespace holds such a Secret).
+func TestAForgedStorageNamespaceIsNotWhereTheRecordIsRead(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, decoy := env.NewNamespace(t), env.NewNamespace(t)
+	hr := env.NewHelmRelease(t, ns, "ch", "clickhouse", nil)
+	newAccount(t, ns, "ch-app", "ch", "app", "sha256-hex", func(a *credv1.CredentialAccount) {
+		a.Spec.ValuesFrom = &credv1.ValuesFromTarget{TargetPath: "users.app.password_sha256_hex"}
+	})
+	accountWith(g, ns, "ch-app", appliedIs(metav1.ConditionUnknown, credv1.NotIssuedReason))
+	mint(g, ns, "ch-app")
+	s := accountSecret(g, ns, "ch.app.account")
+	a := accountWith(g, ns, "ch-app", func(a *credv1.CredentialAccount) bool {
+		return a.Status.AppliedRequest != nil && a.Status.AppliedRequest.SecretResourceVersion == s.ResourceVersion
+	})
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
+	// The chart deployed without the value where the spec keeps its
+	// records; the decoy namespace holds a record with it.
+	writeHelmRecord(g, ns, hr.Name, 2, map[string]any{})
+	writeHelmRecord(g, decoy, hr.Name, 2, deployedConfig(g, hr))
+	now := metav1.Now()
+	hr.Status.ObservedGeneration = hr.Generation
+	hr.Status.LastHandledReconcileAt = a.Status.AppliedRequest.Token
+	hr.Status.LastAttemptedConfigDigest = "sha256:2f1c"
+	hr.Status.StorageNamespace = decoy
+	hr.Status.History = helmv2.Snapshots{{Name: hr.Name, Namespace: hr.Namespace, Version: 2, Status: "deployed",
+		ChartName: "clickhouse", ChartVersion: "1.0.0", ConfigDigest: "sha256:2f1c", FirstDeployed: now, LastDeployed: now}}
+	conditions.MarkTrue(hr, meta.ReadyCondition, "UpgradeSucceeded", "Helm upgrade succeeded")
+	g.Expect(env.Client.Status().Update(ctx, hr)).To(Succeed())
+	requestAccountReconcile(g, ns, "ch-app")
+	accountWith(g, ns, "ch-app", appliedIs(metav1.ConditionFalse, credv1.ValuesShadowedReason))
+	g.Consistently(func() bool {
+		return conditions.IsTrue(accountWith(g, ns, "ch-app", func(*credv1.CredentialAccount) bool { return true }), credv1.AppliedCondition)
+	}, 3*time.Second, 200*time.Millisecond).Should(BeFalse(), "the decoy namespace's record made the mint Applied")
 }

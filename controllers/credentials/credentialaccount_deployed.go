@@ -23,7 +23,6 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/helmrecord"
 )
@@ -35,16 +34,20 @@ var errNoValueAtPath = errors.New("no value at the path")
 // recorded for the release version latest of hr: what the chart rendered,
 // not what the HelmRelease's spec or status say. It reads the storage
 // Secret uncached (it can be megabytes, and is read only to confirm a
-// delivery). errNoValueAtPath when the values have nothing there.
+// delivery), in the storage namespace the spec gives: the status, which
+// names the version, is no proof of where Helm keeps it (helmrecord.Of).
+// errNoValueAtPath when the values have nothing there.
 func (r *CredentialAccountReconciler) deployedValue(ctx context.Context, hr *helmv2.HelmRelease, latest *helmv2.Snapshot, path string) (string, error) {
-	ns := hr.Status.StorageNamespace
-	if ns == "" {
-		ns = hr.Namespace
+	key, err := helmrecord.Of(hr, latest)
+	if err != nil {
+		return "", err
 	}
 	var s corev1.Secret
-	key := client.ObjectKey{Namespace: ns, Name: helmrecord.SecretName(latest.Name, latest.Version)}
 	if err := r.APIReader.Get(ctx, key, &s); err != nil {
 		return "", fmt.Errorf("reading the Helm release record %s: %w", key, err)
+	}
+	if err := helmrecord.Check(&s, latest.Name); err != nil {
+		return "", err
 	}
 	rec, err := helmrecord.Decode(s.Data["release"])
 	if err != nil {

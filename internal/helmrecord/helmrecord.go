@@ -26,7 +26,13 @@ limitations under the License.
 // either.
 package helmrecord
 
-import "fmt"
+import (
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
 
 // SecretType is the type of the Secrets Helm keeps its records in.
 const SecretType = "helm.sh/release.v1"
@@ -35,6 +41,30 @@ const SecretType = "helm.sh/release.v1"
 // of release in: sh.helm.release.v1.<release>.v<version>.
 func SecretName(release string, version int) string {
 	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, version)
+}
+
+// Of returns the key of the record of version of hr's Helm release (a
+// version its status.history names), in the storage namespace its spec
+// gives, or an error when snap, read from the status, names another Helm
+// release than the spec. Whoever may write a HelmRelease's status may
+// write anything there: the namespace and the name are the spec's, never
+// the status'.
+func Of(hr *helmv2.HelmRelease, snap *helmv2.Snapshot) (client.ObjectKey, error) {
+	release, namespace := hr.GetReleaseName(), hr.GetReleaseNamespace()
+	if snap.Name != release || snap.Namespace != namespace {
+		return client.ObjectKey{}, fmt.Errorf("HelmRelease %s/%s: status.history names Helm release %s/%s, its spec %s/%s",
+			hr.Namespace, hr.Name, snap.Namespace, snap.Name, namespace, release)
+	}
+	return client.ObjectKey{Namespace: hr.GetStorageNamespace(), Name: SecretName(release, snap.Version)}, nil
+}
+
+// Check returns an error unless s is Helm's record of release: Helm's
+// Secret type and its owner and name labels.
+func Check(s *corev1.Secret, release string) error {
+	if s.Type != SecretType || s.Labels["owner"] != "helm" || s.Labels["name"] != release {
+		return fmt.Errorf("Secret %s/%s is not Helm's record of release %s", s.Namespace, s.Name, release)
+	}
+	return nil
 }
 
 // Release is the part of Helm's release record credo reads: which release

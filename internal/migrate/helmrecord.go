@@ -52,23 +52,22 @@ import (
 // no newer version may exist in Helm's storage.
 func rendersSecret(ctx context.Context, c client.Reader, hr *helmv2.HelmRelease, namespace, name string) (bool, error) {
 	latest := hr.Status.History.Latest()
-	release, releaseNamespace, storageNamespace := hr.GetReleaseName(), hr.GetReleaseNamespace(), hr.GetStorageNamespace()
-	switch {
-	case latest == nil:
+	if latest == nil {
 		return false, fmt.Errorf("HelmRelease %s/%s records no Helm release in status.history", hr.Namespace, hr.Name)
-	case latest.Name != release || latest.Namespace != releaseNamespace:
-		return false, fmt.Errorf("HelmRelease %s/%s: status.history names Helm release %s/%s, its spec %s/%s",
-			hr.Namespace, hr.Name, latest.Namespace, latest.Name, releaseNamespace, release)
 	}
-	key := client.ObjectKey{Namespace: storageNamespace, Name: helmrecord.SecretName(release, latest.Version)}
+	key, err := helmrecord.Of(hr, latest)
+	if err != nil {
+		return false, err
+	}
+	release, releaseNamespace := hr.GetReleaseName(), hr.GetReleaseNamespace()
 	var record corev1.Secret
 	if err := c.Get(ctx, key, &record); err != nil {
 		return false, fmt.Errorf("reading Helm's record %s/%s: %w", key.Namespace, key.Name, err)
 	}
-	if record.Type != helmrecord.SecretType || record.Labels["owner"] != "helm" || record.Labels["name"] != release {
-		return false, fmt.Errorf("Secret %s/%s is not Helm's record of release %s", key.Namespace, key.Name, release)
+	if err := helmrecord.Check(&record, release); err != nil {
+		return false, err
 	}
-	newer := client.ObjectKey{Namespace: storageNamespace, Name: helmrecord.SecretName(release, latest.Version+1)}
+	newer := client.ObjectKey{Namespace: key.Namespace, Name: helmrecord.SecretName(release, latest.Version+1)}
 	switch err := c.Get(ctx, newer, &corev1.Secret{}); {
 	case err == nil:
 		return false, fmt.Errorf("HelmRelease %s/%s: Helm's storage holds %s, newer than status.history names", hr.Namespace, hr.Name, newer.Name)
