@@ -17,7 +17,9 @@ limitations under the License.
 package credentials
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -59,25 +61,42 @@ func (r *CredentialAccountReconciler) deployedValue(ctx context.Context, hr *hel
 	return valueAt(rec.Config, path)
 }
 
-// valueAt is the value at path in values, printed as Helm prints a
-// scalar into a template; errNoValueAtPath when there is none, or a map.
-func valueAt(values map[string]any, path string) (string, error) {
-	var cur any = values
+// valueAt is the value at path in values (a record's raw config), printed
+// as Helm prints a scalar into a template; errNoValueAtPath when there is
+// none, or a map or a list. Only the maps on the path are decoded, each
+// into its raw members: whatever else the values hold is never expanded.
+func valueAt(values json.RawMessage, path string) (string, error) {
+	cur := values
 	for _, seg := range pathSegments(path) {
-		m, ok := cur.(map[string]any)
-		if !ok {
+		var m map[string]json.RawMessage
+		if !isObject(cur) || json.Unmarshal(cur, &m) != nil {
 			return "", errNoValueAtPath
 		}
+		var ok bool
 		if cur, ok = m[seg]; !ok {
 			return "", errNoValueAtPath
 		}
 	}
-	switch v := cur.(type) {
-	case nil, map[string]any, []any:
+	trimmed := bytes.TrimSpace(cur)
+	if len(trimmed) == 0 || trimmed[0] == '{' || trimmed[0] == '[' {
+		return "", errNoValueAtPath
+	}
+	var v any
+	if err := json.Unmarshal(trimmed, &v); err != nil {
+		return "", errNoValueAtPath
+	}
+	switch v := v.(type) {
+	case nil:
 		return "", errNoValueAtPath
 	case string:
 		return v, nil
 	default:
 		return fmt.Sprint(v), nil
 	}
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	trimmed := bytes.TrimSpace(raw)
+	return len(trimmed) > 0 && trimmed[0] == '{'
 }

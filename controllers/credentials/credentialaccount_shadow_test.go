@@ -17,6 +17,7 @@ limitations under the License.
 package credentials
 
 import (
+	"encoding/json"
 	"testing"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -76,9 +77,9 @@ func TestPathSegmentsFollowHelmsEscapes(t *testing.T) {
 
 func TestValueAtReadsWhatHelmRecorded(t *testing.T) {
 	g := NewWithT(t)
-	// As internal/helmrecord decodes a record's config: JSON numbers are
-	// float64.
-	config := map[string]any{"users": map[string]any{"root": map[string]any{"password_sha256_hex": "abc", "n": float64(12)}}}
+	// A record's config as Helm writes it: JSON numbers print as Helm
+	// prints them.
+	config := json.RawMessage(`{"users":{"root":{"password_sha256_hex":"abc","n":12,"list":["x"]}},"other":[{},{}]}`)
 	v, err := valueAt(config, "users.root.password_sha256_hex")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(v).To(Equal("abc"))
@@ -89,4 +90,10 @@ func TestValueAtReadsWhatHelmRecorded(t *testing.T) {
 	g.Expect(err).To(MatchError(errNoValueAtPath), "a map is no value")
 	_, err = valueAt(config, "users.app.password_sha256_hex")
 	g.Expect(err).To(MatchError(errNoValueAtPath))
+	_, err = valueAt(config, "users.root.list")
+	g.Expect(err).To(MatchError(errNoValueAtPath), "a list is no value")
+	_, err = valueAt(config, "other.x")
+	g.Expect(err).To(MatchError(errNoValueAtPath), "a list has no keys")
+	_, err = valueAt(nil, "users.root.n")
+	g.Expect(err).To(MatchError(errNoValueAtPath), "no values")
 }

@@ -27,6 +27,7 @@ limitations under the License.
 package helmrecord
 
 import (
+	"encoding/json"
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -75,8 +76,10 @@ type Release struct {
 	Name string `json:"name"`
 	// Version is the release's version, counted from 1.
 	Version int `json:"version"`
-	// Config is the values the chart was rendered with.
-	Config map[string]any `json:"config"`
+	// Config is the values the chart was rendered with, as recorded:
+	// decoded only along the path a caller reads (a tenant's values can
+	// hold millions of tiny maps in a few megabytes).
+	Config json.RawMessage `json:"config"`
 	// Manifest is the YAML stream of the objects the chart rendered,
 	// its hooks aside.
 	Manifest string `json:"manifest"`
