@@ -18,9 +18,9 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
