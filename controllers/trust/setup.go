@@ -65,6 +65,10 @@ type Options struct {
 	TenantProjections string
 }
 
+// DefaultConcurrent is --concurrent's default: the releases reconciled at
+// once (docs/benchmarks.md: from 8 on, two cores are full).
+const DefaultConcurrent = 8
+
 // BindFlags binds the options to fs with their defaults.
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LabelDomain, "label-domain", "internal.cozystack.io",
@@ -77,7 +81,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	// of 1,000 rotations in about 10 s, against 27-32 s and 19-22 s with 4
 	// (each reconcile waits on a few round trips in a row); 16 gains
 	// nothing more once the API server's CPU is the bound (BenchmarkTrustAnchor).
-	fs.IntVar(&o.Concurrent, "concurrent", 8, "The number of releases reconciled concurrently.")
+	fs.IntVar(&o.Concurrent, "concurrent", DefaultConcurrent, "The number of releases reconciled concurrently.")
 	release.BindSourceNamespaces(fs, &o.PlatformSourceNamespaces)
 	fs.StringVar(&o.TenantProjections, "tenant-projections", string(TenantProjectionsPlatform),
 		"Who writes <release>.tenant-ca for releases a TenantProjection (internal.cozystack.io) claims: "+

@@ -47,7 +47,8 @@ const benchNamespaceLabel = "credo.dev/bench"
 // BenchmarkTrustAnchor measures, for N releases (CREDO_BENCH_RELEASES,
 // default 1000) on the real control plane, with a trust-controller manager
 // built by Setup as cmd/trust-controller builds it, reconciling
-// CREDO_BENCH_CONCURRENT releases at once (default 4, the flag's default):
+// CREDO_BENCH_CONCURRENT releases at once (default DefaultConcurrent, the
+// flag's default):
 //   - cold-start-s: from the manager starting with N labelled sources and
 //     HelmReleases in place, until all N projections exist; and what one
 //     release cost until the controller was idle (api-requests/cold-start-release,
@@ -117,7 +118,7 @@ func setUpBench(b *testing.B) *benchState {
 
 	m := benchcost.Start(b, env.Config)
 	start := time.Now()
-	startBenchManager(ctx, b, envInt("CREDO_BENCH_CONCURRENT", 4)) // runs until the test process ends
+	startBenchManager(ctx, b, envInt("CREDO_BENCH_CONCURRENT", DefaultConcurrent)) // runs until the test process ends
 	waitProjections(b, w, projectionsOf(sources))
 	s.coldStart = time.Since(start)
 	waitIdle(b)

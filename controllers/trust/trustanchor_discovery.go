@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/credo-dev/credo/internal/release"
+	"github.com/credo-dev/credo/internal/sourcecache"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -187,7 +188,9 @@ func (r *TrustAnchorReconciler) labelledSources(ctx context.Context, namespace, 
 	var out []metav1.ObjectMeta
 	if r.Sources != nil {
 		var secrets corev1.SecretList
-		if err := r.Sources.List(ctx, &secrets, opts...); err != nil {
+		// The release's sources alone (sourcecache.ReleaseIndex), not
+		// every source of the namespace.
+		if err := r.Sources.List(ctx, &secrets, append(opts, client.MatchingFields{sourcecache.ReleaseIndex: release})...); err != nil {
 			return nil, fmt.Errorf("listing labelled Secrets: %w", err)
 		}
 		for _, s := range secrets.Items {

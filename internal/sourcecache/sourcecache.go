@@ -54,6 +54,11 @@ const MaxValue = 64 << 10
 // Secret it holds the whole data, private keys included. No cache keeps it.
 const LastAppliedAnnotation = corev1.LastAppliedConfigAnnotation
 
+// ReleaseIndex indexes the cached sources by the release their label names
+// (ContractKeys.Release): a release's sources are found without reading
+// every source of the namespace (client.MatchingFields{ReleaseIndex: name}).
+const ReleaseIndex = "credo.dev/source-release"
+
 // New returns the cache of label-leg sources and adds it to the manager,
 // which starts it before any controller and stops it with the others. It
 // runs on every replica, as the manager's own cache does.
@@ -74,6 +79,14 @@ func New(mgr ctrl.Manager, keys trustv1.ContractKeys) (cache.Cache, error) {
 	}
 	if _, err := c.GetInformer(context.Background(), &corev1.Secret{}); err != nil {
 		return nil, fmt.Errorf("registering the informer of label-leg sources: %w", err)
+	}
+	if err := c.IndexField(context.Background(), &corev1.Secret{}, ReleaseIndex, func(o client.Object) []string {
+		if r := o.GetLabels()[keys.Release]; r != "" {
+			return []string{r}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("indexing label-leg sources by release: %w", err)
 	}
 	if err := mgr.Add(c); err != nil {
 		return nil, fmt.Errorf("adding the cache of label-leg sources: %w", err)
