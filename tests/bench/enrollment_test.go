@@ -138,7 +138,7 @@ func profileProcess(b *testing.B, addr, op string) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + profileSeconds()) //nolint:gosec // loopback
+		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + benchcost.ProfileSeconds("4")) //nolint:gosec // loopback
 		if err != nil {
 			b.Logf("profiling the controller: %v", err)
 			return
@@ -156,16 +156,6 @@ func profileProcess(b *testing.B, addr, op string) func() {
 		}
 	}()
 	return func() { <-done }
-}
-
-// profileSeconds is CREDO_BENCH_APISERVER_PROFILE_SECONDS, or 4.
-func profileSeconds() string {
-	if v := os.Getenv("CREDO_BENCH_APISERVER_PROFILE_SECONDS"); v != "" {
-		if _, err := strconv.Atoi(v); err == nil {
-			return v
-		}
-	}
-	return "4"
 }
 
 // benchWorkloads is CREDO_BENCH_WORKLOADS: how many Workloads are enrolled

@@ -70,13 +70,21 @@ func Start(b testing.TB, cfg *rest.Config) *Meter {
 	return m
 }
 
+// ProfileSeconds is CREDO_BENCH_APISERVER_PROFILE_SECONDS, how long a CPU
+// profile of a benchmark's part runs, or def when unset or not a number.
+func ProfileSeconds(def string) string {
+	if v := os.Getenv("CREDO_BENCH_APISERVER_PROFILE_SECONDS"); v != "" {
+		if _, err := strconv.Atoi(v); err == nil {
+			return v
+		}
+	}
+	return def
+}
+
 // profileAPIServer sends kube-apiserver's CPU profile of the next seconds
 // (nil if it could not be read).
 func (m *Meter) profileAPIServer(b testing.TB) {
-	seconds := os.Getenv("CREDO_BENCH_APISERVER_PROFILE_SECONDS")
-	if _, err := strconv.Atoi(seconds); err != nil {
-		seconds = "8"
-	}
+	seconds := ProfileSeconds("8")
 	raw, err := kubernetes.NewForConfigOrDie(m.cfg).RESTClient().Get().AbsPath("/debug/pprof/profile").
 		Param("seconds", seconds).DoRaw(context.Background())
 	if err != nil {
