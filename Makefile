@@ -187,10 +187,10 @@ bench-enrollment: control-plane build ## Enrollments and renewals: the shipped e
 	$(BENCH_RUN) -bench 'BenchmarkEnrollment$$|BenchmarkRenewal$$' -benchtime 400x ./internal/enrollment/
 
 .PHONY: bench-stepca
-bench-stepca: control-plane build ## credo's enrollments and renewals beside step-ca's (built by hack/build-stepca.sh), interleaved BENCH_COUNT times.
+bench-stepca: control-plane build ## credo's enrollments and renewals beside step-ca's (built by hack/build-stepca.sh) and beside the floor of their writes, interleaved BENCH_COUNT times.
 	dir="$$(hack/build-stepca.sh)" && for i in $$(seq $(BENCH_COUNT)); do \
 	  CREDO_BENCH_STEPCA="$$dir/step-ca" go test -count=1 -run '^$$' -timeout 60m \
-	    -bench 'BenchmarkEnrollmentController$$|BenchmarkStepCA$$' -benchtime 2000x ./tests/bench/ || exit 1; \
+	    -bench 'BenchmarkEnrollmentController$$|BenchmarkWorkloadRecord$$|BenchmarkStepCA$$' -benchtime 2000x ./tests/bench/ || exit 1; \
 	done
 
 .PHONY: bench-memory

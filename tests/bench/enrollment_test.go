@@ -57,6 +57,50 @@ const enrollAgents = 8
 // names another binary, to compare builds; CREDO_BENCH_WORKLOADS enrolls a
 // fleet first (benchWorkloads).
 func BenchmarkEnrollmentController(b *testing.B) {
+	f := startEnrollmentFleet(b)
+	env, proc, agents, base, tok := f.env, f.proc, f.agents, f.base, f.token
+	metrics := f.metrics
+	measure := func(b *testing.B, op string, do func(i int) error) {
+		b.ResetTimer()
+		meter := benchcost.Start(b, env.Config)
+		meter.Process("controller", proc.PID())
+		profiled := profileProcess(b, metrics, op)
+		res := enrolldriver.Run(enrollAgents, b.N, do)
+		b.StopTimer()
+		cost := meter.Stop(b, b.N)
+		profiled()
+		must(b, proc.FailIfExited())
+		if res.Failed() > 0 {
+			b.Fatalf("%d of %d %ss refused, by reason:\n%s", res.Failed(), b.N, op, res)
+		}
+		b.ReportMetric(0, "refusals")
+		b.ReportMetric(float64(benchWorkloads(b)), "workloads-before")
+		latency.Report(b, res.Latencies, res.Elapsed, op+"s/s")
+		cost.Report(b, op)
+	}
+	b.Run("enroll", func(b *testing.B) {
+		measure(b, "enrollment", func(i int) error { return agents[i].Enroll(base, tok) })
+	})
+	b.Run("renew", func(b *testing.B) {
+		measure(b, "renewal", func(i int) error { return agents[i].Renew(base) })
+	})
+}
+
+// enrollmentFleet is the shipped enrollment-controller on a fresh control
+// plane, with a policy, a join token and eight agents not enrolled yet
+// (or, with CREDO_BENCH_WORKLOADS, after a fleet enrolled).
+type enrollmentFleet struct {
+	env                  *controlplane.Environment
+	proc                 *controlplane.Process
+	agents               []*enrolldriver.Agent
+	base, metrics, token string
+	namespace            string
+}
+
+// startEnrollmentFleet starts the enrollment-controller binary (bin/, or
+// CREDO_BENCH_ENROLLMENT_CONTROLLER) with its embedded CA and defaults.
+func startEnrollmentFleet(b *testing.B) *enrollmentFleet {
+	b.Helper()
 	binary := filepath.Join(controlplane.RepoRoot(), "bin", "enrollment-controller")
 	if v := os.Getenv("CREDO_BENCH_ENROLLMENT_CONTROLLER"); v != "" {
 		binary = v
@@ -100,30 +144,7 @@ func BenchmarkEnrollmentController(b *testing.B) {
 			b.Fatalf("enrolling the fleet of %d: %d refused:\n%s", n, res.Failed(), res)
 		}
 	}
-	measure := func(b *testing.B, op string, do func(i int) error) {
-		b.ResetTimer()
-		meter := benchcost.Start(b, env.Config)
-		meter.Process("controller", proc.PID())
-		profiled := profileProcess(b, metrics, op)
-		res := enrolldriver.Run(enrollAgents, b.N, do)
-		b.StopTimer()
-		cost := meter.Stop(b, b.N)
-		profiled()
-		must(b, proc.FailIfExited())
-		if res.Failed() > 0 {
-			b.Fatalf("%d of %d %ss refused, by reason:\n%s", res.Failed(), b.N, op, res)
-		}
-		b.ReportMetric(0, "refusals")
-		b.ReportMetric(float64(benchWorkloads(b)), "workloads-before")
-		latency.Report(b, res.Latencies, res.Elapsed, op+"s/s")
-		cost.Report(b, op)
-	}
-	b.Run("enroll", func(b *testing.B) {
-		measure(b, "enrollment", func(i int) error { return agents[i].Enroll(base, tok.String()) })
-	})
-	b.Run("renew", func(b *testing.B) {
-		measure(b, "renewal", func(i int) error { return agents[i].Renew(base) })
-	})
+	return &enrollmentFleet{env: env, proc: proc, agents: agents, base: base, metrics: metrics, token: tok.String(), namespace: ns}
 }
 
 // profileProcess saves, when CREDO_BENCH_CONTROLLER_PROFILE names a
