@@ -36,6 +36,7 @@ import (
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	"github.com/credo-dev/credo/internal/exposure"
 	"github.com/credo-dev/credo/internal/fieldowner"
+	"github.com/credo-dev/credo/internal/intern"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/release"
 	"github.com/credo-dev/credo/internal/shard"
@@ -178,6 +179,7 @@ func ConfigureCache(o *ctrl.Options, s shard.Shard) {
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject:         release.WithCacheTransform(s.ByObject(ShardedObjects()...), ReleaseCacheTransform()),
 	}
+	intern.Cache(&o.Cache)
 }
 
 // Setup registers the CredentialAccount and AccountSource reconcilers with

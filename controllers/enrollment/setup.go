@@ -32,6 +32,7 @@ import (
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/internal/fieldowner"
+	"github.com/credo-dev/credo/internal/intern"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/shard"
 )
@@ -81,6 +82,7 @@ func NewScheme() *runtime.Scheme {
 // reconcilers are sharded.
 func ConfigureCache(o *ctrl.Options, _ shard.Shard) {
 	o.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	intern.Cache(&o.Cache)
 }
 
 // Setup registers the field indexes (the reconcilers' and the enrollment

@@ -33,6 +33,7 @@ import (
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/fieldowner"
+	"github.com/credo-dev/credo/internal/intern"
 	"github.com/credo-dev/credo/internal/manager"
 	"github.com/credo-dev/credo/internal/projection"
 	"github.com/credo-dev/credo/internal/release"
@@ -112,6 +113,7 @@ func ConfigureCache(o *ctrl.Options, s shard.Shard) {
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject:         byObject,
 	}
+	intern.Cache(&o.Cache)
 }
 
 // Setup registers the TrustAnchor and TrustSource reconcilers with the

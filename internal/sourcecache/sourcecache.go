@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/intern"
 	"github.com/credo-dev/credo/internal/pem"
 )
 
@@ -69,7 +70,7 @@ func New(mgr ctrl.Manager, keys trustv1.ContractKeys) (cache.Cache, error) {
 		Scheme:     mgr.GetScheme(),
 		Mapper:     mgr.GetRESTMapper(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Label: sel, Transform: Transform(keys)},
+			&corev1.Secret{}: {Label: sel, Transform: intern.Transform(Transform(keys))},
 		},
 		// Only Secrets: any other kind read from this cache is an error.
 		ReaderFailOnMissingInformer: true,
