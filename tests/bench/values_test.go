@@ -52,10 +52,14 @@ import (
 // (go_memstats_heap_alloc_bytes right after a collection, which
 // /debug/pprof/heap?gc=1 forces) is read after it: what the caches hold,
 // whether or not the runtime has returned the garbage of decoding the
-// releases to the system yet.
+// releases to the system yet. CREDO_BENCH_VALUES_PER_NAMESPACE (default
+// 500, under --max-generated-accounts-per-namespace) spreads the releases
+// over namespaces, so that thousands of small releases measure the memory
+// a release costs (heap-per-1000-releases-MiB).
 func BenchmarkReleaseValuesRSS(b *testing.B) {
 	n := envInt("CREDO_BENCH_VALUES_RELEASES", 30)
 	kib := envInt("CREDO_BENCH_VALUES_KIB", 1024)
+	perNS := max(envInt("CREDO_BENCH_VALUES_PER_NAMESPACE", 500), 1)
 	ctx := context.Background()
 	env := testenv.ControlPlane(b, controlplane.Options{NoControllerManager: true})
 	must(b, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "credo-system"}}))
@@ -75,9 +79,11 @@ func BenchmarkReleaseValuesRSS(b *testing.B) {
 		return rss, heap
 	}
 
-	ns := "tenant-values"
+	nsOf := func(i int) string { return fmt.Sprintf("tenant-values-%03d", i/perNS) }
 	app := map[string]string{"app": "values-bench"}
-	must(b, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	for i := 0; i < n; i += perNS {
+		must(b, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsOf(i)}}))
+	}
 	src := &credv1.AccountSource{
 		ObjectMeta: metav1.ObjectMeta{Name: "values-bench"},
 		Spec: credv1.AccountSourceSpec{
@@ -93,7 +99,7 @@ func BenchmarkReleaseValuesRSS(b *testing.B) {
 	values := bigValues(kib)
 	createConcurrently(b, n, func(i int) error {
 		return env.Client.Create(ctx, &helmv2.HelmRelease{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d", i), Namespace: ns, Labels: app},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d", i), Namespace: nsOf(i), Labels: app},
 			Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: time.Hour}, Suspend: true,
 				Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{Chart: "app",
 					SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "apps"}}},
@@ -102,7 +108,7 @@ func BenchmarkReleaseValuesRSS(b *testing.B) {
 	})
 	must(b, wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var list credv1.CredentialAccountList
-		if err := env.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{credv1.SourceLabel: src.Name}); err != nil {
+		if err := env.Client.List(ctx, &list, client.MatchingLabels{credv1.SourceLabel: src.Name}); err != nil {
 			return false, err
 		}
 		return len(list.Items) == n, nil
@@ -118,6 +124,7 @@ func BenchmarkReleaseValuesRSS(b *testing.B) {
 		b.ReportMetric(with[i]-base[i], short+"-rss-growth-MiB")
 		b.ReportMetric(baseHeap[i], short+"-heap-base-MiB")
 		b.ReportMetric(withHeap[i]-baseHeap[i], short+"-heap-growth-MiB")
+		b.ReportMetric((withHeap[i]-baseHeap[i])*1000/float64(max(n, 1)), short+"-heap-per-1000-releases-MiB")
 	}
 	for _, p := range procs {
 		if err := p.proc.FailIfExited(); err != nil {
