@@ -17,228 +17,46 @@ limitations under the License.
 package embedded
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-	"github.com/credo-dev/credo/internal/fieldowner"
+	"github.com/credo-dev/credo/internal/ca/anchor"
 )
 
+// The embedded CA's trust anchor is package anchor's, lifting ca.crt from
+// the CA Secret. These names are kept for the callers that knew them here.
 const (
-	// LabelAnchor marks the TrustAnchor the enrollment-controller declares
-	// for its CA. It finds the anchors it declared under another release
-	// name by it, to delete them.
-	LabelAnchor = "enrollment.credo.dev/ca-anchor"
-
-	// AnchorFieldOwner is the field manager of the CA's TrustAnchor. A
-	// TrustAnchor of the name without an entry of it is foreign: it is
-	// never written or deleted.
-	AnchorFieldOwner = fieldowner.EnrollmentController
-
-	// anchorInterval is how often the leader asserts the TrustAnchor again
-	// after it succeeded (a deleted one comes back within it).
-	anchorInterval = time.Hour
-	// anchorRetryMax caps the backoff after a failure.
-	anchorRetryMax = 5 * time.Minute
+	LabelAnchor      = anchor.Label
+	AnchorFieldOwner = anchor.FieldOwner
 )
 
-// ErrForeignAnchor is returned when a TrustAnchor named after the release
-// exists that the enrollment-controller did not declare: it is left as it
-// is, and the CA is not published until it is removed or the release
-// renamed (--enrollment-ca-release).
-var ErrForeignAnchor = errors.New("a TrustAnchor of that name exists that the enrollment-controller did not declare")
+// ErrForeignAnchor is anchor.ErrForeign.
+var ErrForeignAnchor = anchor.ErrForeign
 
-// Anchor publishes the embedded CA as a trust anchor: it declares the
-// TrustAnchor <release> in the CA's namespace, lifting ca.crt from the CA
-// Secret, with spec.owner TrustAnchor (no HelmRelease is needed, and
-// deleting the TrustAnchor garbage-collects the projection
-// <release>.tenant-ca), and deletes the TrustAnchors it declared before
-// under another release name. An Anchor built by NewWithdrawal declares
-// nothing and deletes them all: the CA is no longer the embedded one.
-//
-// It runs on the leader only, so that during a rollout with another
-// release name the old leader and the new one never undo each other's work:
-// on start, then every hour, and after a failure with backoff.
-type Anchor struct {
-	opts    Options
-	publish bool
-	client  client.Client
-	reader  client.Reader
+// Anchor is anchor.Anchor.
+type Anchor = anchor.Anchor
+
+// AnchorOptions are the options of the embedded CA's TrustAnchor: the
+// release in the CA Secret's namespace, lifting its ca.crt.
+func AnchorOptions(opts Options) anchor.Options {
+	return anchor.Options{Namespace: opts.Namespace, Release: opts.Release, SecretName: opts.SecretName, Key: KeyBundle}
 }
 
-// NewAnchor returns the Anchor that declares the CA's TrustAnchor. c
-// writes; reader reads TrustAnchors and must not be a cache (a manager's
-// APIReader): managed fields tell the anchor declared here from any other.
+// NewAnchor returns the Anchor that declares the CA's TrustAnchor (see
+// anchor.New).
 func NewAnchor(opts Options, c client.Client, reader client.Reader) (*Anchor, error) {
-	return newAnchor(opts, c, reader, true)
-}
-
-// NewWithdrawal returns the Anchor that deletes every TrustAnchor the
-// embedded CA declared, for a controller signing with another CA.
-func NewWithdrawal(opts Options, c client.Client, reader client.Reader) (*Anchor, error) {
-	return newAnchor(opts, c, reader, false)
-}
-
-func newAnchor(opts Options, c client.Client, reader client.Reader, publish bool) (*Anchor, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("embedded CA options: %w", err)
 	}
-	if c == nil {
-		return nil, errors.New("embedded CA anchor: a client is required")
-	}
-	if reader == nil {
-		reader = c
-	}
-	return &Anchor{opts: opts, publish: publish, client: c, reader: reader}, nil
+	return anchor.New(AnchorOptions(opts), c, reader)
 }
 
-// Start reconciles until ctx is done; it makes the Anchor a manager
-// Runnable. Errors are logged and retried with backoff.
-func (a *Anchor) Start(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("trustanchor", a.key().String(), "publish", a.publish)
-	retry := time.Second
-	for {
-		wait := anchorInterval
-		if err := a.Reconcile(ctx); err != nil {
-			log.Error(err, "publishing the enrollment CA as a trust anchor")
-			wait, retry = retry, min(2*retry, anchorRetryMax)
-		} else {
-			retry = time.Second
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
+// NewWithdrawal returns the Anchor that deletes every TrustAnchor the
+// enrollment-controller declared in the CA's namespace.
+func NewWithdrawal(opts Options, c client.Client, reader client.Reader) (*Anchor, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("embedded CA options: %w", err)
 	}
-}
-
-// NeedLeaderElection is true: one replica declares and deletes.
-func (a *Anchor) NeedLeaderElection() bool { return true }
-
-// Reconcile declares the TrustAnchor (unless withdrawing) and deletes the
-// ones declared before that are not it.
-func (a *Anchor) Reconcile(ctx context.Context) error {
-	if a.publish {
-		if err := a.declare(ctx); err != nil {
-			return err
-		}
-	}
-	return a.prune(ctx)
-}
-
-func (a *Anchor) key() client.ObjectKey {
-	return client.ObjectKey{Namespace: a.opts.Namespace, Name: a.opts.Release}
-}
-
-// desired is the TrustAnchor as declared: all of it this field owner applies.
-func (a *Anchor) desired() *trustv1.TrustAnchor {
-	return &trustv1.TrustAnchor{
-		TypeMeta: metav1.TypeMeta{APIVersion: trustv1.GroupVersion.String(), Kind: trustv1.TrustAnchorKind},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: a.opts.Release, Namespace: a.opts.Namespace,
-			Labels: map[string]string{LabelAnchor: "true"},
-		},
-		Spec: trustv1.TrustAnchorSpec{
-			Release: a.opts.Release,
-			Owner:   &trustv1.ProjectionOwner{Kind: trustv1.OwnerTrustAnchor},
-			Source:  trustv1.SecretKeySource{Name: a.opts.SecretName, Key: KeyBundle},
-		},
-	}
-}
-
-// declare writes the TrustAnchor: created when absent (create, not apply,
-// so that one created meanwhile by anyone else fails with AlreadyExists
-// instead of being merged into), server-side applied over its own, with
-// the resourceVersion read as a precondition. The TrustAnchor an earlier
-// version's label on the CA Secret made the trust-controller discover is
-// deleted first: it is owned by a HelmRelease and would never let go.
-// Any other TrustAnchor of the name is foreign: ErrForeignAnchor.
-func (a *Anchor) declare(ctx context.Context) error {
-	for attempt := 1; ; attempt++ {
-		retry := attempt < maxAttempts
-		var cur trustv1.TrustAnchor
-		err := a.reader.Get(ctx, a.key(), &cur)
-		switch {
-		case apierrors.IsNotFound(err):
-			err = fieldowner.Create(ctx, a.client, a.desired(), AnchorFieldOwner)
-			if apierrors.IsAlreadyExists(err) && retry {
-				continue
-			}
-			if err == nil {
-				ctrl.LoggerFrom(ctx).Info("declared the enrollment CA's TrustAnchor", "trustanchor", a.key().String())
-			}
-			return wrap(err, "creating TrustAnchor %s", a.key())
-		case err != nil:
-			return fmt.Errorf("reading TrustAnchor %s: %w", a.key(), err)
-		case fieldowner.Wrote(&cur, AnchorFieldOwner):
-			err = a.apply(ctx, cur.ResourceVersion)
-			if apierrors.IsConflict(err) && retry {
-				continue
-			}
-			return err
-		case a.discoveredFromLabel(&cur):
-			err = a.client.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID, ResourceVersion: &cur.ResourceVersion})
-			if (err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err)) && retry {
-				continue
-			}
-			return wrap(err, "deleting the discovered TrustAnchor %s", a.key())
-		default:
-			return fmt.Errorf("TrustAnchor %s: %w; it is left untouched", a.key(), ErrForeignAnchor)
-		}
-	}
-}
-
-// discoveredFromLabel reports whether ta is the label leg's anchor of the
-// CA Secret, as earlier versions published it (with a HelmRelease).
-func (a *Anchor) discoveredFromLabel(ta *trustv1.TrustAnchor) bool {
-	return ta.Annotations[trustv1.DiscoveredByAnnotation] == "label" && ta.Spec.Source.Name == a.opts.SecretName
-}
-
-// apply server-side applies the desired TrustAnchor over the one of ours
-// at resourceVersion (fieldowner's door). An unchanged TrustAnchor is not
-// written by the API server.
-func (a *Anchor) apply(ctx context.Context, resourceVersion string) error {
-	_, err := fieldowner.ApplyOver(ctx, a.client, a.desired(), resourceVersion, AnchorFieldOwner)
-	return wrap(err, "applying TrustAnchor %s", a.key())
-}
-
-// prune deletes the TrustAnchors declared here (labelled, and written by
-// this field owner) that are not the one to publish: all of them when
-// withdrawing. Garbage collection removes their projections.
-func (a *Anchor) prune(ctx context.Context) error {
-	var list trustv1.TrustAnchorList
-	if err := a.reader.List(ctx, &list, client.InNamespace(a.opts.Namespace), client.MatchingLabels{LabelAnchor: "true"}); err != nil {
-		return fmt.Errorf("listing the enrollment CA's TrustAnchors: %w", err)
-	}
-	var errs []error
-	for i := range list.Items {
-		ta := &list.Items[i]
-		if (a.publish && ta.Name == a.opts.Release) || !fieldowner.Wrote(ta, AnchorFieldOwner) {
-			continue
-		}
-		err := a.client.Delete(ctx, ta, client.Preconditions{UID: &ta.UID})
-		if client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting TrustAnchor %s/%s: %w", ta.Namespace, ta.Name, err))
-			continue
-		}
-		ctrl.LoggerFrom(ctx).Info("deleted a TrustAnchor of the enrollment CA no longer published under its name",
-			"trustanchor", ta.Namespace+"/"+ta.Name)
-	}
-	return errors.Join(errs...)
-}
-
-// wrap wraps a non-nil err with what was being done.
-func wrap(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf(format+": %w", append(args, err)...)
+	return anchor.NewWithdrawal(AnchorOptions(opts), c, reader)
 }
