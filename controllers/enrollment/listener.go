@@ -25,7 +25,6 @@ import (
 
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/ca/certmanager"
@@ -140,8 +139,7 @@ type getCertificateFunc = func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 // certificateAuthority builds the signer the enrollment server talks to
 // through ca.CertificateAuthority, and the listener's serving certificate:
 // the files given (reloaded when they change) or, with the embedded CA, one
-// it issues and renews. The embedded CA publishes its trust anchor; with
-// cert-manager, the anchor an embedded CA published before is withdrawn.
+// it issues and renews. Either CA publishes its trust anchor.
 func certificateAuthority(s *manager.Setup, o *ListenerOptions) (ca.CertificateAuthority, getCertificateFunc, error) {
 	var fromFiles getCertificateFunc
 	if o.CertFile != "" {
@@ -164,15 +162,7 @@ func certificateAuthority(s *manager.Setup, o *ListenerOptions) (ca.CertificateA
 		if fromFiles == nil {
 			return nil, nil, errors.New("--certificate-authority=cert-manager needs --enrollment-tls-cert-file and --enrollment-tls-key-file (a cert-manager Certificate mounted into the pod)")
 		}
-		if err := WithdrawEmbeddedCA(s, o.CA); err != nil {
-			return nil, nil, err
-		}
-		mgr := s.Manager
-		watching, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
-		if err != nil {
-			return nil, nil, err
-		}
-		authority, err := certmanager.New(o.CertManager, watching)
+		authority, err := NewCertManagerCA(s, o.CertManager, o.CA)
 		if err != nil {
 			return nil, nil, err
 		}

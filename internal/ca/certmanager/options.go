@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Kinds of the bundle source.
@@ -37,6 +38,7 @@ const (
 	DefaultTimeout      = 30 * time.Second
 	DefaultBundleKey    = "ca.crt"
 	DefaultRefreshAfter = 10 * time.Second
+	DefaultAnchorSecret = "credo-enrollment-issuer-ca"
 )
 
 // Options configures the cert-manager CA.
@@ -63,8 +65,13 @@ type Options struct {
 	BundleNamespace string
 	// BundleKey is the key holding the PEM bundle.
 	BundleKey string
-	// RefreshAfter is how long a bundle read is cached.
+	// RefreshAfter is how long a bundle read is cached, and how often the
+	// Mirror reads it.
 	RefreshAfter time.Duration
+	// AnchorSecret is the Secret, in the enrollment-controller's
+	// namespace, where the Mirror keeps the bundle's certificates: the
+	// source of the enrollment CA's TrustAnchor.
+	AnchorSecret string
 }
 
 // NewOptions returns Options with the defaults.
@@ -76,6 +83,7 @@ func NewOptions() Options {
 		BundleKind:   BundleFromSecret,
 		BundleKey:    DefaultBundleKey,
 		RefreshAfter: DefaultRefreshAfter,
+		AnchorSecret: DefaultAnchorSecret,
 	}
 }
 
@@ -99,6 +107,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"The namespace of the trust bundle's Secret or ConfigMap; default --cert-manager-namespace.")
 	fs.StringVar(&o.BundleKey, "cert-manager-bundle-key", DefaultBundleKey,
 		"The key of the trust bundle in its Secret or ConfigMap.")
+	fs.StringVar(&o.AnchorSecret, "cert-manager-anchor-secret", DefaultAnchorSecret,
+		"The Secret, in the controller's namespace, where the trust bundle's certificates are copied: the source of the enrollment CA's TrustAnchor (--enrollment-ca-release).")
 }
 
 // Validate reports options the CA cannot work with.
@@ -115,6 +125,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BundleKind != BundleFromSecret && o.BundleKind != BundleFromConfigMap {
 		errs = append(errs, fmt.Errorf("bundle kind %q: want %s or %s", o.BundleKind, BundleFromSecret, BundleFromConfigMap))
+	}
+	for _, m := range validation.IsDNS1123Subdomain(o.AnchorSecret) {
+		errs = append(errs, fmt.Errorf("anchor Secret name %q: %s", o.AnchorSecret, m))
 	}
 	if o.BundleName == "" || o.BundleKey == "" {
 		errs = append(errs, errors.New("the bundle's name and key are required"))
