@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	"github.com/credo-dev/credo/internal/ca/embedded"
+	"github.com/credo-dev/credo/internal/ca/pkcs11"
 	"github.com/credo-dev/credo/internal/manager"
 )
 
@@ -65,4 +66,33 @@ func WithdrawEmbeddedCA(s *manager.Setup, opts embedded.Options) error {
 		return fmt.Errorf("adding the withdrawal of the embedded CA's trust anchor: %w", err)
 	}
 	return nil
+}
+
+// checkKeyStore refuses PKCS#11 flags a binary built without PKCS#11
+// support was given, flags that name no whole token, and a token for
+// another CA than the embedded one.
+func checkKeyStore(kind string, o pkcs11.Options) error {
+	if !o.Enabled() {
+		return nil
+	}
+	if kind != AuthorityEmbedded {
+		return fmt.Errorf("--%s and the other PKCS#11 flags keep the embedded CA's keys: they do not go with --certificate-authority=%s",
+			pkcs11.FlagModule, kind)
+	}
+	return o.Validate()
+}
+
+// withKeyStore returns caOpts with the PKCS#11 token o names opened as the
+// CA's key store, or as they are when o names none. The token stays open
+// for the life of the process.
+func withKeyStore(caOpts embedded.Options, o pkcs11.Options) (embedded.Options, error) {
+	if !o.Enabled() {
+		return caOpts, nil
+	}
+	token, err := pkcs11.Open(o)
+	if err != nil {
+		return caOpts, fmt.Errorf("opening the embedded CA's PKCS#11 token: %w", err)
+	}
+	caOpts.Keys = token
+	return caOpts, nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/credo-dev/credo/internal/ca"
 	"github.com/credo-dev/credo/internal/ca/certmanager"
 	"github.com/credo-dev/credo/internal/ca/embedded"
+	"github.com/credo-dev/credo/internal/ca/pkcs11"
 	"github.com/credo-dev/credo/internal/enrollment"
 	"github.com/credo-dev/credo/internal/manager"
 )
@@ -57,6 +58,8 @@ type ListenerOptions struct {
 	// CA are the embedded CA's options; CertManager cert-manager's.
 	CA          embedded.Options
 	CertManager certmanager.Options
+	// PKCS11 names the token the embedded CA keeps its keys in, if any.
+	PKCS11 pkcs11.Options
 }
 
 // NewListenerOptions returns ListenerOptions with their defaults.
@@ -70,6 +73,7 @@ func NewListenerOptions() *ListenerOptions {
 // BindFlags registers the options on fs.
 func (o *ListenerOptions) BindFlags(fs *pflag.FlagSet) {
 	o.CA.BindFlags(fs)
+	o.PKCS11.BindFlags(fs)
 	o.CertManager.BindFlags(fs)
 	o.Server.BindFlags(fs)
 	fs.StringVar(&o.Authority, "certificate-authority", o.Authority,
@@ -90,6 +94,9 @@ func (o *ListenerOptions) Validate() error {
 		return errors.New("--enrollment-tls-cert-file and --enrollment-tls-key-file go together")
 	}
 	if err := o.Server.Validate(); err != nil {
+		return err
+	}
+	if err := checkKeyStore(o.Authority, o.PKCS11); err != nil {
 		return err
 	}
 	return checkOverlap(o.Authority, o.CA, o.Server.Limits)
@@ -150,7 +157,11 @@ func certificateAuthority(s *manager.Setup, o *ListenerOptions) (ca.CertificateA
 	}
 	switch o.Authority {
 	case AuthorityEmbedded:
-		authority, err := NewEmbeddedCA(s, o.CA)
+		caOpts, err := withKeyStore(o.CA, o.PKCS11)
+		if err != nil {
+			return nil, nil, err
+		}
+		authority, err := NewEmbeddedCA(s, caOpts)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -53,22 +53,63 @@ const (
 
 // authority is one CA: its certificate and, when it is known, its key.
 type authority struct {
-	cert        *x509.Certificate
-	certPEM     []byte
-	key         crypto.Signer // nil when the key is not available
-	keyPEM      []byte
+	cert    *x509.Certificate
+	certPEM []byte
+	key     crypto.Signer // nil when the key is not available
+	// keyPEM is the key as the Secret keeps it; nil when the key is in a KeyStore.
+	keyPEM []byte
+	// keyID is the id of the key in the KeyStore (the certificate's
+	// Subject Key Identifier); nil when the key is kept in the Secret.
+	keyID       []byte
 	fingerprint string
 	// trustedUntil is when a previous CA leaves the bundle; zero for the current CA.
 	trustedUntil time.Time
 }
 
 // newAuthority generates a self-signed CA: ECDSA P-256, MaxPathLen 0, for
-// signing certificates only.
-func newAuthority(now time.Time, lifetime time.Duration) (*authority, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating the CA key: %w", err)
+// signing certificates only. Its key is generated in keys, when not nil,
+// and the id the store gives it is the certificate's Subject Key
+// Identifier; otherwise it is generated here and kept as PEM for the
+// Secret. A key generated in the store is destroyed again when the
+// certificate cannot be made.
+func newAuthority(now time.Time, lifetime time.Duration, keys KeyStore) (*authority, error) {
+	if keys == nil {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("generating the CA key: %w", err)
+		}
+		a, err := selfSign(key, nil, now, lifetime)
+		if err != nil {
+			return nil, err
+		}
+		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the CA key: %w", err)
+		}
+		a.keyPEM = pem.EncodeToMemory(&pem.Block{Type: pemPrivateKey, Bytes: keyDER})
+		return a, nil
 	}
+	key, id, err := keys.Generate()
+	if err != nil {
+		return nil, fmt.Errorf("%w: generating the CA key in the key store: %w", ca.ErrUnavailable, err)
+	}
+	if len(id) == 0 {
+		return nil, errors.New("the key store gave the CA key no id")
+	}
+	a, err := selfSign(key, id, now, lifetime)
+	if err != nil {
+		if derr := keys.Destroy(id); derr != nil {
+			err = errors.Join(err, fmt.Errorf("destroying the unused key: %w", derr))
+		}
+		return nil, err
+	}
+	a.keyID = id
+	return a, nil
+}
+
+// selfSign makes the CA certificate of key; ski, when not nil, is its
+// Subject Key Identifier (otherwise derived from the key).
+func selfSign(key crypto.Signer, ski []byte, now time.Time, lifetime time.Duration) (*authority, error) {
 	sn, err := serialNumber()
 	if err != nil {
 		return nil, err
@@ -83,21 +124,17 @@ func newAuthority(now time.Time, lifetime time.Duration) (*authority, error) {
 		MaxPathLen:            0,
 		MaxPathLenZero:        true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		SubjectKeyId:          ski,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		return nil, fmt.Errorf("self-signing the CA certificate: %w", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the CA key: %w", err)
 	}
 	a, err := authorityFromDER(der)
 	if err != nil {
 		return nil, err
 	}
 	a.key = key
-	a.keyPEM = pem.EncodeToMemory(&pem.Block{Type: pemPrivateKey, Bytes: keyDER})
 	return a, nil
 }
 

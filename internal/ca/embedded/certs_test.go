@@ -42,7 +42,7 @@ const testUUID = "0b6f5c1e-2a8d-4f7e-9c3b-5d1a7e2f4c60"
 
 func mustAuthority(t *testing.T, now time.Time, lifetime time.Duration) *authority {
 	t.Helper()
-	a, err := newAuthority(now, lifetime)
+	a, err := newAuthority(now, lifetime, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestStateSurvivesARoundTripThroughTheSecret(t *testing.T) {
 	g.Expect(s.Labels).To(BeEmpty(), "published by a TrustAnchor, not by the label leg")
 	g.Expect(s.Annotations).NotTo(HaveKey("internal.cozystack.io/publish-ca-cert-key"))
 
-	back, err := parseSecret(s)
+	back, err := parseSecret(s, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(back.current.fingerprint).To(Equal(third.fingerprint))
 	g.Expect(back.previous).To(HaveLen(2))
@@ -243,11 +243,11 @@ func TestPruneDropsPreviousCAsWhoseOverlapEnded(t *testing.T) {
 	old := mustAuthority(t, now.Add(-time.Hour), 24*time.Hour)
 	st := &state{current: old}
 	st.rotate(mustAuthority(t, now, 24*time.Hour), now, time.Minute)
-	g.Expect(st.prune(now.Add(30 * time.Second))).To(BeFalse())
+	g.Expect(st.prune(now.Add(30 * time.Second))).To(BeEmpty())
 	g.Expect(st.trusted(now.Add(30 * time.Second))).To(HaveLen(2))
 	g.Expect(st.nextEvent()).To(BeTemporally("==", now.Add(time.Minute)))
 
-	g.Expect(st.prune(now.Add(time.Minute))).To(BeTrue())
+	g.Expect(st.prune(now.Add(time.Minute))).To(ConsistOf(old))
 	g.Expect(st.previous).To(BeEmpty())
 	s := rendered(t, st, now.Add(time.Minute))
 	g.Expect(s.Data).To(HaveLen(3))
@@ -296,7 +296,7 @@ func TestParseSecretErrorsNeverQuoteKeyMaterial(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := parseSecret(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ca"}, Data: tt.data})
+			_, err := parseSecret(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ca"}, Data: tt.data}, nil)
 			g.Expect(err).To(MatchError(ContainSubstring(tt.want)))
 			g.Expect(err.Error()).NotTo(ContainSubstring("PRIVATE KEY-----"))
 			g.Expect(strings.Contains(err.Error(), "MII")).To(BeFalse())

@@ -167,7 +167,7 @@ func (c *CA) sync(ctx context.Context, explicit bool) error {
 		if err != nil {
 			return fmt.Errorf("reading the CA Secret %s: %w", c.secretKey(), err)
 		}
-		st, err := parseSecret(&s)
+		st, err := parseSecret(&s, c.opts.Keys)
 		if err != nil {
 			return err
 		}
@@ -182,20 +182,23 @@ func (c *CA) sync(ctx context.Context, explicit bool) error {
 			cause = causeRequested
 		case requested != "" && requested != s.Annotations[AnnotationRotateHandledAt]:
 			cause = causeAnnotation
+		case c.opts.Keys != nil && st.keysInSecret():
+			cause = causeIntoStore
 		case dueForRotation(st.current.cert, now):
 			cause = causeLifetime
 		}
 		previous := st.current
+		var next *authority
 		if cause != "" {
-			next, err := newAuthority(now, c.opts.Lifetime)
-			if err != nil {
+			if next, err = newAuthority(now, c.opts.Lifetime, c.opts.Keys); err != nil {
 				return err
 			}
 			st.rotate(next, now, c.opts.Overlap)
 		}
-		st.prune(now)
+		dropped := st.prune(now)
 		out := s.DeepCopy()
 		if err := st.render(out, &c.opts, now); err != nil {
+			c.destroyKeys(ctx, "the CA Secret was not written", next)
 			return err
 		}
 		if requested != "" {
@@ -206,12 +209,15 @@ func (c *CA) sync(ctx context.Context, explicit bool) error {
 			return nil
 		}
 		if err := c.client.Update(ctx, out); err != nil {
+			// A key generated for a CA no Secret records would never be used.
+			c.destroyKeys(ctx, "the CA Secret was not written", next)
 			if apierrors.IsConflict(err) && attempt < maxAttempts {
 				continue
 			}
 			return fmt.Errorf("updating the CA Secret %s: %w", c.secretKey(), err)
 		}
 		c.store(st, out.ResourceVersion)
+		c.destroyKeys(ctx, "the CA left the bundle", dropped...)
 		if cause != "" {
 			c.rotated(ctx, out, cause, previous, st.current)
 		} else {
@@ -225,7 +231,7 @@ func (c *CA) sync(ctx context.Context, explicit bool) error {
 // error of a replica that was quicker, wrapped.
 func (c *CA) create(ctx context.Context) error {
 	now := c.now()
-	a, err := newAuthority(now, c.opts.Lifetime)
+	a, err := newAuthority(now, c.opts.Lifetime, c.opts.Keys)
 	if err != nil {
 		return err
 	}
@@ -235,14 +241,16 @@ func (c *CA) create(ctx context.Context) error {
 		Type:       corev1.SecretTypeOpaque,
 	}
 	if err := st.render(s, &c.opts, now); err != nil {
+		c.destroyKeys(ctx, "the CA Secret was not written", a)
 		return err
 	}
 	if err := c.client.Create(ctx, s); err != nil {
+		c.destroyKeys(ctx, "the CA Secret was not written", a)
 		return fmt.Errorf("creating the CA Secret %s: %w", c.secretKey(), err)
 	}
 	c.store(st, s.ResourceVersion)
 	ctrl.LoggerFrom(ctx).Info("created the enrollment CA", "secret", c.secretKey().String(),
-		"fingerprint", a.fingerprint, "notAfter", a.cert.NotAfter.UTC().Format(time.RFC3339))
+		"fingerprint", a.fingerprint, "notAfter", a.cert.NotAfter.UTC().Format(time.RFC3339), "key", a.keyPlace())
 	return nil
 }
 
@@ -250,7 +258,8 @@ func (c *CA) create(ctx context.Context) error {
 func (c *CA) rotated(ctx context.Context, s *corev1.Secret, cause string, previous, current *authority) {
 	until := previous.trustedUntil.UTC().Format(time.RFC3339)
 	ctrl.LoggerFrom(ctx).Info("rotated the enrollment CA", "secret", c.secretKey().String(), "cause", cause,
-		"fingerprint", current.fingerprint, "previous", previous.fingerprint, "previousTrustedUntil", until)
+		"fingerprint", current.fingerprint, "previous", previous.fingerprint, "previousTrustedUntil", until,
+		"key", current.keyPlace())
 	if c.recorder != nil {
 		c.recorder.Eventf(s, nil, corev1.EventTypeNormal, enrollmentv1.CARotatedReason, eventActionRotate,
 			"rotated the enrollment CA (%s): new CA %s; previous CA %s stays trusted until %s",
@@ -300,7 +309,7 @@ func (c *CA) fresh(ctx context.Context) (*snapshot, error) {
 		c.store(s.state, s.resourceVersion)
 		return c.snap.Load(), nil
 	}
-	st, err := parseSecret(&secret)
+	st, err := parseSecret(&secret, c.opts.Keys)
 	if err != nil {
 		if s != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "refreshing the enrollment CA; signing with the cached CA")

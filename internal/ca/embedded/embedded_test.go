@@ -386,7 +386,7 @@ func TestARotationRequestSeenByTwoReplicasRotatesOnce(t *testing.T) {
 	keys, err := parsePrivateKeys(s.Data[KeyPreviousKeys])
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(keys).To(HaveLen(3), "every previous CA in the overlap keeps its key")
-	st, err := parseSecret(s)
+	st, err := parseSecret(s, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(servingAuthority(st, time.Now()).fingerprint).To(Equal(st.previous[2].fingerprint), "the oldest CA serves")
 }

@@ -66,6 +66,10 @@ type Options struct {
 	Interval time.Duration
 	// RefreshAfter is the age after which Sign re-reads the Secret.
 	RefreshAfter time.Duration
+	// Keys, when not nil, keeps the CA keys (a PKCS#11 token): the Secret
+	// then holds certificates only. Not a flag: the enrollment-controller
+	// opens the token its --enrollment-ca-pkcs11-* flags name.
+	Keys KeyStore
 }
 
 // NewOptions returns Options with the defaults and no namespace.

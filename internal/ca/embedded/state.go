@@ -25,9 +25,10 @@ import (
 	"slices"
 	"time"
 
-	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-
 	corev1 "k8s.io/api/core/v1"
+
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/ca"
 )
 
 // Keys of the CA Secret's data.
@@ -61,8 +62,11 @@ type state struct {
 	previous []*authority
 }
 
-// parseSecret reads the CAs out of s. Its errors name keys, never their content.
-func parseSecret(s *corev1.Secret) (*state, error) {
+// parseSecret reads the CAs out of s. The current CA's key is tls.key or,
+// when s holds none and store is not nil, the key of store its
+// certificate's Subject Key Identifier names. Its errors name keys, never
+// their content.
+func parseSecret(s *corev1.Secret, store KeyStore) (*state, error) {
 	where := s.Namespace + "/" + s.Name
 	certs, err := parseCertificates(s.Data[corev1.TLSCertKey])
 	if err != nil || len(certs) != 1 {
@@ -72,12 +76,25 @@ func parseSecret(s *corev1.Secret) (*state, error) {
 	if !cur.cert.IsCA || !cur.cert.BasicConstraintsValid {
 		return nil, fmt.Errorf("secret %s: %s is not a CA certificate", where, corev1.TLSCertKey)
 	}
-	keys, err := parsePrivateKeys(s.Data[corev1.TLSPrivateKeyKey])
-	if err != nil || len(keys) != 1 {
-		return nil, fmt.Errorf("secret %s: %s must hold exactly one PEM private key", where, corev1.TLSPrivateKeyKey)
-	}
-	if err := cur.setKey(keys[0].key, keys[0].pem); err != nil {
-		return nil, fmt.Errorf("secret %s: %s does not belong to %s", where, corev1.TLSPrivateKeyKey, corev1.TLSCertKey)
+	if len(s.Data[corev1.TLSPrivateKeyKey]) == 0 {
+		if store == nil {
+			return nil, fmt.Errorf("secret %s: %s is missing: the key of CA %s is kept in a key store (a PKCS#11 token) this controller was not given",
+				where, corev1.TLSPrivateKeyKey, cur.fingerprint)
+		}
+		if err := cur.findKey(store); err != nil {
+			return nil, fmt.Errorf("secret %s: %w", where, err)
+		}
+		if cur.key == nil {
+			return nil, fmt.Errorf("secret %s: the key of CA %s (id %x) is not in the key store", where, cur.fingerprint, cur.cert.SubjectKeyId)
+		}
+	} else {
+		keys, err := parsePrivateKeys(s.Data[corev1.TLSPrivateKeyKey])
+		if err != nil || len(keys) != 1 {
+			return nil, fmt.Errorf("secret %s: %s must hold exactly one PEM private key", where, corev1.TLSPrivateKeyKey)
+		}
+		if err := cur.setKey(keys[0].key, keys[0].pem); err != nil {
+			return nil, fmt.Errorf("secret %s: %s does not belong to %s", where, corev1.TLSPrivateKeyKey, corev1.TLSCertKey)
+		}
 	}
 	st := &state{current: cur}
 
@@ -118,8 +135,40 @@ func parseSecret(s *corev1.Secret) (*state, error) {
 			}
 		}
 	}
+	if store != nil {
+		for _, a := range st.previous {
+			if a.key != nil {
+				continue
+			}
+			if err := a.findKey(store); err != nil {
+				return nil, fmt.Errorf("secret %s: %w", where, err)
+			}
+		}
+	}
 	st.sortPrevious()
 	return st, nil
+}
+
+// findKey looks the key of a up in store by its certificate's Subject Key
+// Identifier, and attaches it when it belongs to the certificate. A key
+// not in the store leaves a without one.
+func (a *authority) findKey(store KeyStore) error {
+	id := a.cert.SubjectKeyId
+	if len(id) == 0 {
+		return nil
+	}
+	key, err := store.Find(id)
+	if err != nil {
+		return fmt.Errorf("%w: looking the key of CA %s up in the key store: %w", ca.ErrUnavailable, a.fingerprint, err)
+	}
+	if key == nil {
+		return nil
+	}
+	if !publicKeysEqual(a.cert.PublicKey, key.Public()) {
+		return fmt.Errorf("the key of id %x in the key store does not belong to CA %s", id, a.fingerprint)
+	}
+	a.key, a.keyID = key, slices.Clone(id)
+	return nil
 }
 
 // sortPrevious orders the previous CAs newest first.
@@ -129,11 +178,17 @@ func (st *state) sortPrevious() {
 	})
 }
 
-// prune drops the previous CAs whose overlap has ended; it says whether any was dropped.
-func (st *state) prune(now time.Time) bool {
-	n := len(st.previous)
-	st.previous = slices.DeleteFunc(st.previous, func(a *authority) bool { return !a.trustedAt(now) })
-	return len(st.previous) != n
+// prune drops the previous CAs whose overlap has ended and returns them.
+func (st *state) prune(now time.Time) []*authority {
+	var dropped []*authority
+	st.previous = slices.DeleteFunc(st.previous, func(a *authority) bool {
+		if a.trustedAt(now) {
+			return false
+		}
+		dropped = append(dropped, a)
+		return true
+	})
+	return dropped
 }
 
 // rotate makes next the current CA; the current one stays trusted for
@@ -192,9 +247,11 @@ func (st *state) nextEvent() time.Time {
 // and annotations of s are kept.
 func (st *state) render(s *corev1.Secret, o *Options, now time.Time) error {
 	data := map[string][]byte{
-		corev1.TLSCertKey:       st.current.certPEM,
-		corev1.TLSPrivateKeyKey: st.current.keyPEM,
-		KeyBundle:               st.bundlePEM(now),
+		corev1.TLSCertKey: st.current.certPEM,
+		KeyBundle:         st.bundlePEM(now),
+	}
+	if st.current.keyPEM != nil {
+		data[corev1.TLSPrivateKeyKey] = st.current.keyPEM
 	}
 	var prevKeys bytes.Buffer
 	entries := make([]bundleEntry, 0, len(st.previous))
@@ -203,7 +260,7 @@ func (st *state) render(s *corev1.Secret, o *Options, now time.Time) error {
 			continue
 		}
 		entries = append(entries, bundleEntry{Fingerprint: a.fingerprint, TrustedUntil: a.trustedUntil.UTC()})
-		if a.key != nil {
+		if a.keyPEM != nil {
 			prevKeys.Write(a.keyPEM)
 		}
 	}
