@@ -65,7 +65,7 @@ release: ## Build a release into dist/<VERSION> (VERSION=v0.1.0; RELEASE_KEY sig
 	go run ./hack/release build --version $(VERSION) --out $(RELEASE_DIR) --key $(RELEASE_KEY)
 
 .PHONY: test
-test: control-plane flux manifests generate fmt vet build ## Unit and integration tests on the real control plane (tests/flux runs the built binaries).
+test: control-plane flux cert-manager manifests generate fmt vet build ## Unit and integration tests on the real control plane (tests/flux runs the built binaries, tests/certmanager cert-manager).
 	# tests/release cross-compiles the release image for linux/arm64 from a
 	# cold cache, beside the other packages: longer than go test's default
 	# 10 minutes on a 2-core machine.
@@ -124,6 +124,10 @@ control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kubect
 .PHONY: flux
 flux: ## Build source-, helm-, kustomize- and notification-controller and the flux CLI from source (cached); link flux into bin/.
 	@mkdir -p $(BIN) && ln -sfn "$$(hack/build-flux.sh)/flux" $(BIN)/flux
+
+.PHONY: cert-manager
+cert-manager: ## Build cert-manager's controllers (CA and self-signed issuers, approver) and copy its CRDs, from source (cached).
+	@hack/build-cert-manager.sh >/dev/null
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs, RBAC, the Flux test CRDs and the Helm chart (charts/credo, from config/).
@@ -238,6 +242,24 @@ $(KUBE_API_LINTER): $(KAL_MOD)/go.mod $(KAL_MOD)/go.sum $(KAL_MOD)/main.go
 	@grep -q '^	github.com/golangci/golangci-lint/v2 $(GOLANGCI_LINT_VERSION)$$' $(KAL_MOD)/go.mod || \
 		{ echo "$(KAL_MOD)/go.mod must require golangci-lint $(GOLANGCI_LINT_VERSION), as GOLANGCI_LINT_VERSION does"; exit 1; }
 	cd $(KAL_MOD) && go build -o $@ .
+
+# The embedded CA's key in a PKCS#11 token (internal/ca/pkcs11) needs cgo: github.com/miekg/pkcs11
+# loads the token's module, a shared library. Only these two targets build with CGO_ENABLED=1
+# and the pkcs11 tag; every other target, and the release image, stays static and without it
+# (an enrollment-controller built so refuses the --enrollment-ca-pkcs11-* flags).
+.PHONY: build-pkcs11
+build-pkcs11: ## Build bin/pkcs11/enrollment-controller with PKCS#11 support (cgo, dynamically linked; a C compiler: hack/pkcs11/install.sh).
+	@mkdir -p $(BIN)/pkcs11
+	@hack/progress.sh "the PKCS#11 enrollment-controller" env CGO_ENABLED=1 \
+		go build -tags pkcs11 -ldflags "$(LDFLAGS)" -o $(BIN)/pkcs11/enrollment-controller ./cmd/enrollment-controller
+
+.PHONY: test-pkcs11
+test-pkcs11: control-plane golangci-lint ## Prove the embedded CA with its key in SoftHSM2 (Debian's, installed by hack/pkcs11/install.sh): vet, lint and tests of the pkcs11-tagged code, with cgo.
+	@hack/pkcs11/install.sh >/dev/null
+	CGO_ENABLED=1 go vet -tags pkcs11 ./internal/ca/pkcs11/... ./tests/pkcs11/...
+	CGO_ENABLED=1 $(GOLANGCI_LINT) run --build-tags pkcs11 ./internal/ca/pkcs11/... ./tests/pkcs11/...
+	module="$$(hack/pkcs11/install.sh 2>/dev/null)" && CGO_ENABLED=1 CREDO_SOFTHSM2_MODULE="$$module" \
+		go test $(GO_TEST_FLAGS) -tags pkcs11 -timeout 15m ./internal/ca/pkcs11/... ./tests/pkcs11/...
 
 .PHONY: test-engines
 test-engines: control-plane build ## Prove the verifier formats against real PostgreSQL, MariaDB and ClickHouse.

@@ -17,11 +17,13 @@ limitations under the License.
 package enrollment
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/credo-dev/credo/internal/ca/embedded"
+	"github.com/credo-dev/credo/internal/ca/pkcs11"
 	"github.com/credo-dev/credo/internal/enrollment"
 )
 
@@ -44,5 +46,31 @@ func TestTheEmbeddedCAOverlapMustCoverTheMaxima(t *testing.T) {
 	limits.MaxCertificateTTL = 24 * time.Hour
 	if err := checkOverlap(AuthorityEmbedded, short, limits); err != nil {
 		t.Fatalf("lower maxima within the overlap are refused: %v", err)
+	}
+}
+
+// The PKCS#11 flags name a whole token, for the embedded CA only; a binary
+// built without PKCS#11 support (the static default) refuses them, saying
+// which build to run.
+func TestThePKCS11FlagsAreRefusedWhereTheyCannotWork(t *testing.T) {
+	whole := pkcs11.Options{Module: "/usr/lib/softhsm/libsofthsm2.so", TokenLabel: "credo", PINFile: "/etc/credo/pin",
+		KeyLabel: pkcs11.DefaultKeyLabel}
+	o := NewListenerOptions()
+	o.PKCS11 = whole
+	err := o.Validate()
+	if pkcs11.Built {
+		if err != nil {
+			t.Fatalf("a whole token is refused: %v", err)
+		}
+	} else if !errors.Is(err, pkcs11.ErrNotBuilt) || !strings.Contains(err.Error(), "make build-pkcs11") {
+		t.Fatalf("a binary without PKCS#11 support: %v", err)
+	}
+	o.Authority = AuthorityCertManager
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--certificate-authority=cert-manager") {
+		t.Fatalf("PKCS#11 flags with cert-manager: %v", err)
+	}
+	o = NewListenerOptions()
+	if err := o.Validate(); err != nil {
+		t.Fatalf("no token named: %v", err)
 	}
 }

@@ -138,6 +138,26 @@ func (a *Agent) Renew(base string) error {
 	return a.keep(a.UUID, resp.Certificate)
 }
 
+// Certificate is the agent's current certificate, nil before Enroll.
+func (a *Agent) Certificate() *x509.Certificate {
+	if len(a.cert.Certificate) == 0 {
+		return nil
+	}
+	c, err := x509.ParseCertificate(a.cert.Certificate[0])
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// Leaf is the agent's current certificate, parsed.
+func (a *Agent) Leaf() (*x509.Certificate, error) {
+	if len(a.cert.Certificate) == 0 {
+		return nil, errors.New("the agent holds no certificate")
+	}
+	return x509.ParseCertificate(a.cert.Certificate[0])
+}
+
 func (a *Agent) csr(uri *url.URL) (string, error) {
 	der, err := x509.CreateCertificateRequest(rand.Reader,
 		&x509.CertificateRequest{URIs: []*url.URL{uri}}, a.key)
