@@ -73,7 +73,7 @@ func TestTheIssuersCAIsTheEnrollmentAnchorAndFollowsItsRotation(t *testing.T) {
 	agent, err := enrolldriver.NewAgent(c.roots)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(agent.Enroll(c.base, newToken(t, ns))).To(Succeed())
-	verifiesAgainst(g, agent.Certificate(), second)
+	verifiesAgainst(g, leafOf(g, agent), second)
 }
 
 // A rotation of the issuer's CA between two reads of the bundle (cached
@@ -96,7 +96,7 @@ func TestARotationWithinTheBundlesRefreshPeriodRefusesNothing(t *testing.T) {
 	agent, err := enrolldriver.NewAgent(c.roots)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(agent.Enroll(c.base, token)).To(Succeed(), "the bundle is read and cached")
-	verifiesAgainst(g, agent.Certificate(), first)
+	verifiesAgainst(g, leafOf(g, agent), first)
 
 	second := testpki.Authority(t, "cert-manager CA issuer, rotated")
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
@@ -107,13 +107,13 @@ func TestARotationWithinTheBundlesRefreshPeriodRefusesNothing(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		g.Expect(agent.Renew(c.base)).To(Succeed())
-		if agent.Certificate().CheckSignatureFrom(second.Cert) == nil {
+		if leafOf(g, agent).CheckSignatureFrom(second.Cert) == nil {
 			break
 		}
 		g.Expect(time.Now().Before(deadline)).To(BeTrue(), "cert-manager signs with the rotated CA")
 		time.Sleep(200 * time.Millisecond)
 	}
-	verifiesAgainst(g, agent.Certificate(), second)
+	verifiesAgainst(g, leafOf(g, agent), second)
 }
 
 // anchorOf waits until the TrustAnchor ns/release matches.

@@ -40,6 +40,7 @@ import (
 	"github.com/credo-dev/credo/internal/ca/certmanager"
 	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/pkg/enrollapi"
+	"github.com/credo-dev/credo/tests/enrolldriver"
 	"github.com/credo-dev/credo/tests/ports"
 	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
@@ -239,4 +240,11 @@ func verifiesAgainst(g Gomega, leaf *x509.Certificate, authority *testpki.Cert) 
 	g.Expect(leaf).NotTo(BeNil())
 	_, err := leaf.Verify(x509.VerifyOptions{Roots: pool(authority.Cert), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 	g.Expect(err).NotTo(HaveOccurred(), "signed by the Issuer's CA")
+}
+
+// leafOf is the agent's current certificate.
+func leafOf(g Gomega, agent *enrolldriver.Agent) *x509.Certificate {
+	leaf, err := agent.Leaf()
+	g.Expect(err).NotTo(HaveOccurred())
+	return leaf
 }

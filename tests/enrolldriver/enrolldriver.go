@@ -138,18 +138,6 @@ func (a *Agent) Renew(base string) error {
 	return a.keep(a.UUID, resp.Certificate)
 }
 
-// Certificate is the agent's current certificate, nil before Enroll.
-func (a *Agent) Certificate() *x509.Certificate {
-	if len(a.cert.Certificate) == 0 {
-		return nil
-	}
-	c, err := x509.ParseCertificate(a.cert.Certificate[0])
-	if err != nil {
-		return nil
-	}
-	return c
-}
-
 // Leaf is the agent's current certificate, parsed.
 func (a *Agent) Leaf() (*x509.Certificate, error) {
 	if len(a.cert.Certificate) == 0 {
