@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/testenv"
 )
@@ -181,7 +182,14 @@ func writeAPIServiceOverlay(dir string, port int) (string, error) {
 // roles and bindings the controllers run under, the Service and the
 // APIService are all the shipped ones: nothing is made in Go.
 func (e *Environment) install(ctx context.Context, root string) error {
-	overlay, err := writeAPIServiceOverlay(filepath.Join(e.Dir, "apiservice"), e.accessAPIPort)
+	return e.applyManifests(ctx, root, e.StartControllerManager)
+}
+
+// applyManifests applies config/default and config/apiservice (the latter
+// as APIServiceManifests writes it): the definitions first, then between
+// (nil: nothing), then the rest.
+func (e *Environment) applyManifests(ctx context.Context, root string, between func(context.Context) error) error {
+	overlay, err := writeAPIServiceOverlay(e.APIServiceManifests(), e.accessAPIPort)
 	if err != nil {
 		return err
 	}
@@ -193,13 +201,41 @@ func (e *Environment) install(ctx context.Context, root string) error {
 	if _, err := e.installer.apply(ctx, defs); err != nil {
 		return fmt.Errorf("installing credo's CRDs, namespace and cluster roles: %w", err)
 	}
-	if err := e.StartControllerManager(ctx); err != nil {
-		return err
+	if between != nil {
+		if err := between(ctx); err != nil {
+			return err
+		}
 	}
 	if _, err := e.installer.apply(ctx, rest); err != nil {
 		return fmt.Errorf("installing config/default and config/apiservice: %w", err)
 	}
 	return nil
+}
+
+// APIServiceManifests is the directory of config/apiservice as this
+// environment installs it (a kustomization pointing the APIService's
+// Service at the credential-controller process): what `kubectl delete -k
+// config/apiservice` names in a cluster.
+func (e *Environment) APIServiceManifests() string {
+	return filepath.Join(e.Dir, "apiservice")
+}
+
+// Reinstall installs credo again as `make dev` first did, over whatever an
+// uninstall kept (docs/guides/uninstall.md), starts every controller that
+// is stopped, and waits until the access API's APIService is Available.
+func (e *Environment) Reinstall(ctx context.Context) error {
+	if err := e.applyManifests(ctx, controlplane.RepoRoot(), nil); err != nil {
+		return err
+	}
+	for _, c := range e.Controllers {
+		if ok, _ := c.Process.Exited(); !ok {
+			continue
+		}
+		if err := e.StartController(ctx, c.Name); err != nil {
+			return err
+		}
+	}
+	return accessapi.WaitAvailable(ctx, e.Config, time.Minute)
 }
 
 // installNotificationComponent applies config/notification as its

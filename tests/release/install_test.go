@@ -27,7 +27,10 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,6 +40,7 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
 	"github.com/credo-dev/credo/internal/accessapi"
 	"github.com/credo-dev/credo/internal/publish"
 	"github.com/credo-dev/credo/tests/controlplane"
@@ -128,6 +132,32 @@ func testKustomizationFromTheManifestsArtifact(t *testing.T, flux *controlplane.
 	}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
 	g.Eventually(handled, time.Minute, 200*time.Millisecond).Should(BeTrue(), "credo-access-api handles the reconcile request")
 	waitForKustomization(g, "credo-access-api", time.Minute)
+
+	// Deleting the Kustomizations uninstalls credo (docs/guides/uninstall.md):
+	// kustomize-controller deletes what they applied but what is annotated
+	// kustomize.toolkit.fluxcd.io/prune: disabled, so the CRDs with every
+	// TrustAnchor, credo-system with the enrollment CA, and the admission
+	// policies stay.
+	var anchor trustv1.TrustAnchor
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "credo-system", Name: "credo"}, &anchor)).To(Succeed())
+	uninstall()
+	g.Eventually(func() []appsv1.Deployment {
+		g.Expect(env.Client.List(ctx, &deploys, client.InNamespace("credo-system"),
+			client.MatchingLabels{"app.kubernetes.io/part-of": "credo"})).To(Succeed())
+		return deploys.Items
+	}, time.Minute, time.Second).Should(BeEmpty(), "deleting the Kustomization removes the controllers")
+	err := env.Client.Get(ctx, client.ObjectKey{Name: accessapi.APIServiceName}, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiregistrationv1.SchemeGroupVersion.String(), "kind": "APIService"}})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "deleting credo-access-api removes the APIService: %v", err)
+	var kept trustv1.TrustAnchor
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(&anchor), &kept)).To(Succeed(), "the TrustAnchor stays with its CRD")
+	g.Expect(kept.UID).To(Equal(anchor.UID))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "credo-system"}, &corev1.Namespace{})).To(Succeed(), "credo-system stays")
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "credo-system", Name: "credo-enrollment-ca"}, &corev1.Secret{})).To(Succeed(),
+		"the enrollment CA stays")
+	var policies admissionv1.ValidatingAdmissionPolicyBindingList
+	g.Expect(env.Client.List(ctx, &policies, client.MatchingLabels{"credo.dev/uninstall": "keep"})).To(Succeed())
+	g.Expect(policies.Items).NotTo(BeEmpty(), "the admission policies' bindings stay")
 }
 
 // requestReconcile asks kustomize-controller to reconcile the Kustomization
@@ -201,7 +231,8 @@ func waitForKustomization(g Gomega, name string, timeout time.Duration) {
 
 // uninstall deletes the Flux objects while kustomize-controller still runs:
 // credo-access-api prunes the APIService and its Service (the other tests
-// create their own); credo's deletionPolicy Orphan leaves config/default.
+// create their own); credo prunes config/default but what is kept
+// (docs/guides/uninstall.md).
 func uninstall() {
 	ctx := context.Background()
 	for _, o := range []struct {

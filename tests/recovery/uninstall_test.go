@@ -1,0 +1,212 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recovery
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	credv1 "github.com/credo-dev/credo/api/credentials/v1alpha1"
+	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
+	"github.com/credo-dev/credo/internal/ca/embedded"
+	"github.com/credo-dev/credo/tests/controlplane"
+	"github.com/credo-dev/credo/tests/devenv"
+	"github.com/credo-dev/credo/tests/testpki"
+)
+
+// kept is an object an uninstall must leave as it was: its UID and
+// resourceVersion, read before.
+type kept struct {
+	what string
+	key  client.ObjectKey
+	obj  client.Object
+	uid  string
+	rv   string
+}
+
+// record reads obj at key and remembers its UID and resourceVersion.
+func record(g Gomega, what string, key client.ObjectKey, obj client.Object) kept {
+	g.Expect(env.Client.Get(context.Background(), key, obj)).To(Succeed(), what)
+	return kept{what: what, key: key, obj: obj, uid: string(obj.GetUID()), rv: obj.GetResourceVersion()}
+}
+
+// unchanged expects k's object to exist with the UID and resourceVersion
+// it had: neither deleted, nor replaced, nor written.
+func (k kept) unchanged(g Gomega) {
+	err := env.Client.Get(context.Background(), k.key, k.obj)
+	g.Expect(apierrors.IsNotFound(err)).To(BeFalse(), "%s was deleted", k.what)
+	g.Expect(err).NotTo(HaveOccurred(), k.what)
+	g.Expect(string(k.obj.GetUID())).To(Equal(k.uid), "%s was replaced", k.what)
+	g.Expect(k.obj.GetResourceVersion()).To(Equal(k.rv), "%s was written", k.what)
+}
+
+// credoCRDs are the CustomResourceDefinitions config/crd installs.
+var credoCRDs = []string{
+	"trustanchors.trust.credo.dev", "trustsources.trust.credo.dev",
+	"credentialaccounts.credentials.credo.dev", "accountsources.credentials.credo.dev",
+	"enrollmentpolicies.enrollment.credo.dev", "jointokens.enrollment.credo.dev", "workloads.enrollment.credo.dev",
+}
+
+// docs/guides/uninstall.md, as an operator runs it: the access API's
+// APIService first (a registered APIService with no server behind it
+// holds every namespace deletion of the cluster), then config/default
+// but what carries credo.dev/uninstall=keep: the CRDs (deleting one
+// deletes every object of its kind, and with them what they own), the
+// credo-system namespace (the platform accounts' kept passwords, the
+// enrollment CA) and the admission policies with their parameters (while
+// credo is gone, no tenant rewrites what engines and tenants trust). The controllers' pods go with their Deployments. What a
+// tenant sees does not change: its release's <release>.tenant-ca, its
+// account Secrets, its TrustAnchor and CredentialAccounts; the kept
+// passwords and the enrollment CA stay. A namespace deleted then goes at
+// once. Installed again, credo finds everything as it left it: for a
+// while nothing is written, nothing rotated.
+func TestUninstallKeepsWhatTenantsSeeAndAReinstallRotatesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	showLogOnFailure(t)
+	app := newApplication(t, "un", true)
+
+	// The release's CA, published by label: the trust-controller projects
+	// it as <release>.tenant-ca.
+	ca, err := testpki.NewCA("uninstall test CA")
+	g.Expect(err).NotTo(HaveOccurred())
+	keys := trustv1.NewContractKeys(embedded.DefaultLabelDomain)
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: app.ns, Name: app.release + "-ca", Labels: keys.PublishLabels(app.release)},
+		Data:       map[string][]byte{"ca.crt": ca.CertPEM()},
+	})).To(Succeed())
+	projection := client.ObjectKey{Namespace: app.ns, Name: trustv1.ProjectionName(app.release)}
+	anchor := client.ObjectKey{Namespace: app.ns, Name: app.release}
+	g.Eventually(func(g Gomega) {
+		var s corev1.Secret
+		g.Expect(env.Client.Get(ctx, projection, &s)).To(Succeed())
+		g.Expect(s.Data["ca.crt"]).To(Equal(ca.CertPEM()))
+	}, time.Minute, 200*time.Millisecond).Should(Succeed(), "the trust-controller projects the release's CA")
+	accountsReady := func(g Gomega) {
+		for _, a := range []*credv1.CredentialAccount{app.platform, app.tenant} {
+			var got credv1.CredentialAccount
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(a), &got)).To(Succeed())
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation), a.Name)
+		}
+		var ta trustv1.TrustAnchor
+		g.Expect(env.Client.Get(ctx, anchor, &ta)).To(Succeed())
+		g.Expect(ta.Status.ObservedGeneration).To(Equal(ta.Generation))
+	}
+	g.Eventually(accountsReady, time.Minute, 200*time.Millisecond).Should(Succeed())
+	// Settled: the controllers have nothing left to write.
+	time.Sleep(3 * time.Second)
+
+	var objs []kept
+	for _, o := range []struct {
+		what string
+		key  client.ObjectKey
+		obj  client.Object
+	}{
+		{"the tenant's projection", projection, &corev1.Secret{}},
+		{"the release's TrustAnchor", anchor, &trustv1.TrustAnchor{}},
+		{"the platform account", client.ObjectKeyFromObject(app.platform), &credv1.CredentialAccount{}},
+		{"the tenant account", client.ObjectKeyFromObject(app.tenant), &credv1.CredentialAccount{}},
+		{"the platform account's Secret", app.platformSecret, &corev1.Secret{}},
+		{"the tenant account's Secret", client.ObjectKey{Namespace: app.ns, Name: app.tenant.SecretName()}, &corev1.Secret{}},
+		{"the kept platform password", app.keptKey, &corev1.Secret{}},
+		{"the enrollment CA", client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: embedded.DefaultSecretName}, &corev1.Secret{}},
+		{"credo-system", client.ObjectKey{Name: devenv.PlatformNamespace}, &corev1.Namespace{}},
+	} {
+		objs = append(objs, record(g, o.what, o.key, o.obj))
+	}
+	for _, name := range credoCRDs {
+		crd := &metav1.PartialObjectMetadata{}
+		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		objs = append(objs, record(g, "CRD "+name, client.ObjectKey{Name: name}, crd))
+	}
+	objs = append(objs, record(g, "the admission parameters", client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: "credo-admission"}, &corev1.ConfigMap{}))
+	var bindings admissionv1.ValidatingAdmissionPolicyBindingList
+	g.Expect(env.Client.List(ctx, &bindings, client.MatchingLabels{"app.kubernetes.io/part-of": "credo"})).To(Succeed())
+	g.Expect(bindings.Items).NotTo(BeEmpty())
+	for _, b := range bindings.Items {
+		objs = append(objs,
+			record(g, "admission binding "+b.Name, client.ObjectKey{Name: b.Name}, &admissionv1.ValidatingAdmissionPolicyBinding{}),
+			record(g, "admission policy "+b.Spec.PolicyName, client.ObjectKey{Name: b.Spec.PolicyName}, &admissionv1.ValidatingAdmissionPolicy{}))
+	}
+
+	// The guide's commands.
+	config := filepath.Join(controlplane.RepoRoot(), "config", "default")
+	for _, args := range [][]string{
+		{"delete", "-k", env.APIServiceManifests(), "--ignore-not-found"},
+		{"delete", "-k", config, "-l", "credo.dev/uninstall!=keep", "--ignore-not-found"},
+	} {
+		out, err := env.Kubectl(ctx, args...)
+		g.Expect(err).NotTo(HaveOccurred(), "kubectl %v:\n%s", args, out)
+	}
+	// The Deployments are gone, and with them the controllers' pods.
+	var deploys appsv1.DeploymentList
+	g.Expect(env.Client.List(ctx, &deploys, client.InNamespace(devenv.PlatformNamespace))).To(Succeed())
+	g.Expect(deploys.Items).To(BeEmpty(), "the uninstall removes the controllers")
+	for _, name := range devenv.Controllers {
+		g.Expect(env.StopController(name)).To(Succeed())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			// The package's next tests need credo installed.
+			_ = env.Reinstall(context.Background())
+		}
+	})
+
+	// kube-controller-manager's garbage collector and namespace controller
+	// act on what went; what a tenant sees stays.
+	g.Consistently(func(g Gomega) {
+		for _, k := range objs {
+			k.unchanged(g)
+		}
+	}, 15*time.Second, time.Second).Should(Succeed(), "the uninstall keeps what tenants and engines rely on")
+
+	scratch := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "after-uninstall-"}}
+	g.Expect(env.Client.Create(ctx, scratch)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, scratch)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(scratch), &corev1.Namespace{}))
+	}, time.Minute, 200*time.Millisecond).Should(BeTrue(), "a namespace deleted after the uninstall goes: no APIService is left without a server")
+
+	g.Expect(env.Reinstall(ctx)).To(Succeed())
+	g.Eventually(accountsReady, time.Minute, 200*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		for _, k := range objs {
+			if !strings.Contains(k.what, "Secret") && !strings.Contains(k.what, "password") &&
+				!strings.Contains(k.what, "projection") && k.what != "the enrollment CA" {
+				// The controllers may note their restart in a status,
+				// and the manifests are applied again; what must not
+				// change is that they are the same objects.
+				g.Expect(env.Client.Get(ctx, k.key, k.obj)).To(Succeed(), k.what)
+				g.Expect(string(k.obj.GetUID())).To(Equal(k.uid), "%s was replaced", k.what)
+				continue
+			}
+			k.unchanged(g)
+		}
+	}, 20*time.Second, time.Second).Should(Succeed(), "installed again, credo rotates nothing and rewrites no Secret")
+}
