@@ -169,7 +169,7 @@ func TestAnIssuerThatIsNotReadyIsAClearRetryableError(t *testing.T) {
 	g.Expect(refusal).NotTo(BeNil())
 	g.Expect(refusal.Reason).To(Equal(enrollapi.ReasonSigningUnavailable))
 	g.Expect(refusal.Message).To(ContainSubstring("did not answer"))
-	g.Expect(refusal.Message).To(ContainSubstring("IssuerNotReady: Referenced issuer does not have a Ready status condition"),
+	g.Expect(refusal.Message).To(ContainSubstring("(Ready False, Pending: Referenced issuer does not have a Ready status condition)"),
 		"cert-manager's reason is said")
 	g.Eventually(func() int { return len(certificateRequests(g, ns)) }, 10*time.Second).Should(BeZero(), "the request is deleted")
 

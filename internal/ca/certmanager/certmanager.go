@@ -66,6 +66,7 @@ const (
 	conditionReady          = "Ready"
 	conditionDenied         = "Denied"
 	conditionInvalidRequest = "InvalidRequest"
+	conditionApproved       = "Approved"
 	reasonFailed            = "Failed"
 	reasonDenied            = "Denied"
 )
@@ -152,14 +153,36 @@ func (c *CA) Sign(ctx context.Context, req ca.SigningRequest) (*ca.Issued, error
 	if err != nil {
 		return nil, err
 	}
-	iss, err := parseIssued(certPEM, caPEM, roots)
+	iss, err := c.checkIssued(ctx, certPEM, caPEM, roots, pub, req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: CertificateRequest %s: %w", ErrRefused, key(cr), err)
-	}
-	if err := iss.check(pub, req.URI, roots, c.now()); err != nil {
 		return nil, fmt.Errorf("CertificateRequest %s (issuer %s %s): %w", key(cr), c.opts.IssuerKind, c.opts.IssuerName, err)
 	}
 	return &ca.Issued{Certificate: iss.leaf, CertificatePEM: iss.leafPEM, ChainPEM: iss.chainPEM}, nil
+}
+
+// checkIssued parses and checks what the issuer returned against roots.
+// A certificate that does not verify against them is checked once more
+// against the bundle read again: the issuer's CA may have rotated since
+// the bundle was read (it is cached for RefreshAfter), and a certificate
+// of the new CA is then as good as one of the old.
+func (c *CA) checkIssued(ctx context.Context, certPEM, caPEM []byte, roots []*x509.Certificate,
+	pub crypto.PublicKey, req ca.SigningRequest) (*issued, error) {
+	iss, err := parseIssued(certPEM, caPEM, roots)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	err = iss.check(pub, req.URI, roots, c.now())
+	if !errors.Is(err, errUnverified) {
+		return iss, err
+	}
+	_, fresh, rerr := c.reloadBundle(ctx)
+	if rerr != nil || sameCerts(fresh, roots) {
+		return nil, err
+	}
+	if iss, err = parseIssued(certPEM, caPEM, fresh); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	return iss, iss.check(pub, req.URI, fresh, c.now())
 }
 
 // Bundle returns the PEM of the configured bundle key.
@@ -242,10 +265,11 @@ func (c *CA) watchOnce(ctx context.Context, cr *unstructured.Unstructured, rv st
 		return nil, nil
 	}
 	defer w.Stop()
+	last := cr
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, c.timedOut(ctx, cr)
+			return nil, c.timedOut(ctx, last)
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return nil, nil
@@ -259,6 +283,7 @@ func (c *CA) watchOnce(ctx context.Context, cr *unstructured.Unstructured, rv st
 				if done, _, _, _ := outcome(u); done {
 					return u, nil
 				}
+				last = u
 			case watch.Deleted:
 				return nil, fmt.Errorf("%w: CertificateRequest %s was deleted before the issuer answered", ca.ErrUnavailable, key(cr))
 			case watch.Error:
@@ -279,10 +304,12 @@ func (c *CA) pause(ctx context.Context, cr *unstructured.Unstructured) error {
 	}
 }
 
+// timedOut is the error of a wait that ended before the issuer answered;
+// cr is the request as last seen, whose pending state it says.
 func (c *CA) timedOut(ctx context.Context, cr *unstructured.Unstructured) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%w: issuer %s %s did not answer CertificateRequest %s within %s",
-			ca.ErrUnavailable, c.opts.IssuerKind, c.opts.IssuerName, key(cr), c.opts.Timeout)
+		return fmt.Errorf("%w: issuer %s %s did not answer CertificateRequest %s within %s%s",
+			ca.ErrUnavailable, c.opts.IssuerKind, c.opts.IssuerName, key(cr), c.opts.Timeout, pendingState(cr))
 	}
 	return fmt.Errorf("%w: waiting for CertificateRequest %s: %w", ca.ErrUnavailable, key(cr), ctx.Err())
 }
@@ -296,23 +323,40 @@ func (c *CA) delete(ctx context.Context, cr *unstructured.Unstructured) {
 	}
 }
 
+// conditionOf returns cr's condition of type t.
+func conditionOf(cr *unstructured.Unstructured, t string) (status, reason, message string, found bool) {
+	conds, _, _ := unstructured.NestedSlice(cr.Object, "status", "conditions")
+	for _, raw := range conds {
+		m, ok := raw.(map[string]any)
+		if !ok || m["type"] != t {
+			continue
+		}
+		status, _ = m["status"].(string)
+		reason, _ = m["reason"].(string)
+		message, _ = m["message"].(string)
+		return status, reason, message, true
+	}
+	return "", "", "", false
+}
+
+// pendingState says why a request the issuer has not answered waits, from
+// its conditions: the Ready condition's reason and message (cert-manager's
+// "Pending: Referenced issuer does not have a Ready status condition", ...)
+// or the missing approval.
+func pendingState(cr *unstructured.Unstructured) string {
+	if s, r, m, ok := conditionOf(cr, conditionReady); ok && r != "" {
+		return fmt.Sprintf(" (Ready %s, %s: %s)", printable(s), printable(r), safeMessage(m))
+	}
+	if s, _, _, _ := conditionOf(cr, conditionApproved); s != string(metav1.ConditionTrue) {
+		return " (not approved)"
+	}
+	return ""
+}
+
 // outcome reads the issuer's answer from cr's conditions: done is false
 // while it is pending.
 func outcome(cr *unstructured.Unstructured) (done bool, certPEM, caPEM []byte, err error) {
-	conds, _, _ := unstructured.NestedSlice(cr.Object, "status", "conditions")
-	get := func(t string) (status, reason, message string, found bool) {
-		for _, raw := range conds {
-			m, ok := raw.(map[string]any)
-			if !ok || m["type"] != t {
-				continue
-			}
-			status, _ = m["status"].(string)
-			reason, _ = m["reason"].(string)
-			message, _ = m["message"].(string)
-			return status, reason, message, true
-		}
-		return "", "", "", false
-	}
+	get := func(t string) (string, string, string, bool) { return conditionOf(cr, t) }
 	refusal := func(condition, reason, message string) error {
 		return &IssuerError{Request: key(cr), Condition: condition, Reason: printable(reason), Message: safeMessage(message)}
 	}
@@ -368,10 +412,20 @@ func safeMessage(m string) string {
 // loadBundle returns the bundle, read again when older than RefreshAfter.
 // A failed read keeps a bundle read before.
 func (c *CA) loadBundle(ctx context.Context) ([]byte, []*x509.Certificate, error) {
+	return c.bundleOlderThan(ctx, c.opts.RefreshAfter)
+}
+
+// reloadBundle is loadBundle reading the bundle again whatever its age:
+// one read more for a certificate the cached bundle does not verify.
+func (c *CA) reloadBundle(ctx context.Context) ([]byte, []*x509.Certificate, error) {
+	return c.bundleOlderThan(ctx, 0)
+}
+
+func (c *CA) bundleOlderThan(ctx context.Context, age time.Duration) ([]byte, []*x509.Certificate, error) {
 	c.bundleMu.Lock()
 	defer c.bundleMu.Unlock()
 	now := c.now()
-	if c.bundle != nil && now.Sub(c.bundleAt) < c.opts.RefreshAfter {
+	if c.bundle != nil && now.Sub(c.bundleAt) < age {
 		return c.bundle, c.roots, nil
 	}
 	data, err := c.readBundle(ctx)

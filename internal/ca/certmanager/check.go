@@ -43,6 +43,10 @@ const tagURI = 6
 // again gets the same answer.
 var ErrRefused = errors.New("the issued certificate was refused")
 
+// errUnverified is the refusal of a certificate that does not chain to the
+// trust bundle.
+var errUnverified = errors.New("it does not verify against the trust bundle for client authentication")
+
 // issued is what the issuer returned, parsed.
 type issued struct {
 	leaf     *x509.Certificate
@@ -110,7 +114,7 @@ func (i *issued) check(pub crypto.PublicKey, uri *url.URL, roots []*x509.Certifi
 	}
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, Intermediates: inter, CurrentTime: at,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		return fmt.Errorf("%w: it does not verify against the trust bundle for client authentication: %w", ErrRefused, err)
+		return fmt.Errorf("%w: %w: %w", ErrRefused, errUnverified, err)
 	}
 	return nil
 }
@@ -208,4 +212,17 @@ func isAmong(c *x509.Certificate, set []*x509.Certificate) bool {
 		}
 	}
 	return false
+}
+
+// sameCerts reports whether a and b hold the same certificates, in order.
+func sameCerts(a, b []*x509.Certificate) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
 }
