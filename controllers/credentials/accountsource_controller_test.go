@@ -122,7 +122,6 @@ func TestUnbuiltSourceKindsAreRefused(t *testing.T) {
 	hook := &credv1.WebhookSource{ClientConfig: credv1.WebhookClientConfig{
 		Service: &credv1.WebhookService{Namespace: "naming", Name: "usernames"}}}
 	for _, entry := range []credv1.AccountSourceEntry{
-		{Kind: credv1.SourceExpression},
 		{Kind: credv1.SourceWebhook, Webhook: hook},
 	} {
 		t.Run(string(entry.Kind), func(t *testing.T) {
@@ -145,6 +144,19 @@ func TestUnbuiltSourceKindsAreRefused(t *testing.T) {
 				"sources[0]: source kind " + string(entry.Kind) + " is part of the API but not built yet; built: ValuesMap, Static"))
 			g.Expect(usernamesOf(g, ns, src.Name)).To(BeEmpty())
 		})
+	}
+	// Kinds that are not in the API at all (planned once, never built)
+	// are refused by the API server: nothing can be stored with them.
+	for _, kind := range []credv1.SourceKind{"ValuesList", "Expression"} {
+		g := NewWithT(t)
+		src := &credv1.AccountSource{
+			ObjectMeta: metav1.ObjectMeta{Name: "unknown-" + strings.ToLower(string(kind))},
+			Spec: credv1.AccountSourceSpec{Chart: "anything", Sources: []credv1.AccountSourceEntry{{Kind: kind,
+				Template: credv1.AccountTemplate{Format: credv1.Format{Name: "plaintext"}}}}},
+		}
+		err := env.Client.Create(context.Background(), src)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "kind %s: %v", kind, err)
+		g.Expect(err.Error()).To(ContainSubstring(`supported values: "ValuesMap", "Static", "Webhook"`))
 	}
 }
 

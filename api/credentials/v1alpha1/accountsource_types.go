@@ -47,7 +47,7 @@ const (
 )
 
 // SourceKind says how an entry derives usernames from a release.
-// +kubebuilder:validation:Enum=ValuesMap;Static;ValuesList;Expression;Webhook
+// +kubebuilder:validation:Enum=ValuesMap;Static;Webhook
 type SourceKind string
 
 const (
@@ -55,10 +55,6 @@ const (
 	SourceValuesMap SourceKind = "ValuesMap"
 	// SourceStatic: one fixed account per release.
 	SourceStatic SourceKind = "Static"
-	// SourceValuesList: one account per item of a list in the values. Not built yet: refused.
-	SourceValuesList SourceKind = "ValuesList"
-	// SourceExpression: usernames from a CEL expression over the values. Not built yet: refused.
-	SourceExpression SourceKind = "Expression"
 	// SourceWebhook: usernames from an external webhook. Not built yet: refused.
 	SourceWebhook SourceKind = "Webhook"
 )

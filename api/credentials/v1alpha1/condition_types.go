@@ -281,7 +281,7 @@ const (
 // Reasons of the AccountSource conditions.
 const (
 	// UnsupportedSourceKindReason (Stalled): an entry's kind is part of the
-	// API but not built yet (ValuesList, Expression, Webhook).
+	// API but not built yet (Webhook).
 	UnsupportedSourceKindReason string = "UnsupportedSourceKind"
 
 	// InvalidSelectorReason (Stalled): the releaseSelector cannot be parsed.
