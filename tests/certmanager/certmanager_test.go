@@ -50,10 +50,7 @@ func TestAgentsEnrollAndRenewWithCertificatesSignedByCertManager(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
-	authority := testpki.Authority(t, "cert-manager CA issuer")
-	g.Expect(env.Client.Create(ctx, caSecret(ns, "issuer-ca", authority))).To(Succeed())
-	newCAIssuer(g, ns, "ca", "issuer-ca")
-	issuerReady(g, ns, "ca")
+	authority := readyIssuer(t, ns)
 	c := startController(t, ns, issuerArgs(ns, "ca", "issuer-ca"), nil)
 	token := newToken(t, ns)
 
@@ -95,12 +92,8 @@ func TestAgentsEnrollAndRenewWithCertificatesSignedByCertManager(t *testing.T) {
 // the right URI then gets its certificate.
 func TestARequestForAnotherURIIsRefused(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	ns := env.NewNamespace(t)
-	authority := testpki.Authority(t, "cert-manager CA issuer")
-	g.Expect(env.Client.Create(ctx, caSecret(ns, "issuer-ca", authority))).To(Succeed())
-	newCAIssuer(g, ns, "ca", "issuer-ca")
-	issuerReady(g, ns, "ca")
+	authority := readyIssuer(t, ns)
 	c := startController(t, ns, issuerArgs(ns, "ca", "issuer-ca"), nil)
 	token := newToken(t, ns)
 
@@ -183,4 +176,16 @@ func TestAnIssuerThatIsNotReadyIsAClearRetryableError(t *testing.T) {
 	leaf, err := x509.ParseCertificate(block.Bytes)
 	g.Expect(err).NotTo(HaveOccurred())
 	verifiesAgainst(g, leaf, authority)
+}
+
+// readyIssuer makes the CA Issuer ca of ns, signing with a new CA kept in
+// the Secret issuer-ca, and waits until cert-manager makes it Ready.
+func readyIssuer(t *testing.T, ns string) *testpki.Cert {
+	t.Helper()
+	g := NewWithT(t)
+	authority := testpki.Authority(t, "cert-manager CA issuer")
+	g.Expect(env.Client.Create(context.Background(), caSecret(ns, "issuer-ca", authority))).To(Succeed())
+	newCAIssuer(g, ns, "ca", "issuer-ca")
+	issuerReady(g, ns, "ca")
+	return authority
 }

@@ -140,18 +140,31 @@ func newAnchor(opts Options, c client.Client, reader client.Reader, publish bool
 // Runnable. Errors are logged and retried with backoff.
 func (a *Anchor) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("trustanchor", a.key().String(), "publish", a.publish)
+	Repeat(ctx, anchorInterval, func(ctx context.Context) error {
+		err := a.Reconcile(ctx)
+		if err != nil {
+			log.Error(err, "publishing the enrollment CA as a trust anchor")
+		}
+		return err
+	})
+	return nil
+}
+
+// Repeat runs fn until ctx is done: again every interval after a success,
+// and after a failure with a backoff from a second, doubling up to five
+// minutes (or interval, if shorter).
+func Repeat(ctx context.Context, interval time.Duration, fn func(context.Context) error) {
 	retry := time.Second
 	for {
-		wait := anchorInterval
-		if err := a.Reconcile(ctx); err != nil {
-			log.Error(err, "publishing the enrollment CA as a trust anchor")
-			wait, retry = retry, min(2*retry, anchorRetryMax)
+		wait := interval
+		if err := fn(ctx); err != nil {
+			wait, retry = min(retry, interval), min(2*retry, anchorRetryMax)
 		} else {
 			retry = time.Second
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-time.After(wait):
 		}
 	}

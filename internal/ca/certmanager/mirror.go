@@ -42,8 +42,6 @@ const (
 	// when the bundle did not change (a mirror edited or deleted by hand
 	// comes back within it).
 	mirrorReassert = time.Hour
-	// mirrorRetryMax caps the backoff after a failure.
-	mirrorRetryMax = 5 * time.Minute
 )
 
 // ErrForeignMirror is returned when the mirror's Secret exists and the
@@ -91,21 +89,14 @@ func NewMirror(authority *CA, namespace string, c client.Client, reader client.R
 // Start syncs until ctx is done; it makes the Mirror a manager Runnable.
 func (m *Mirror) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("secret", m.key.String())
-	retry := time.Second
-	for {
-		wait := m.ca.opts.RefreshAfter
-		if err := m.Sync(ctx); err != nil {
+	anchor.Repeat(ctx, m.ca.opts.RefreshAfter, func(ctx context.Context) error {
+		err := m.Sync(ctx)
+		if err != nil {
 			log.Error(err, "publishing the cert-manager issuer's CA")
-			wait, retry = max(wait, retry), min(2*retry, mirrorRetryMax)
-		} else {
-			retry = time.Second
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-	}
+		return err
+	})
+	return nil
 }
 
 // NeedLeaderElection is true: one replica writes.
