@@ -35,6 +35,18 @@ limitations under the License.
 //     certificate (see ServingCertificate), and are dropped with their
 //     certificate when the overlap ends.
 //
+// With a KeyStore (Options.Keys: a PKCS#11 token, package
+// internal/ca/pkcs11) the keys are generated in the store and never leave
+// it: the Secret holds tls.crt and ca.crt only, no tls.key and no
+// previous.key. A CA certificate's Subject Key Identifier is the id of its
+// key in the store, by which every replica finds it. A key generated for a
+// write that lost a race is destroyed at once, and a previous CA's key when
+// the CA leaves the bundle. A Secret that still holds tls.key is moved into
+// the store by a rotation; its old key stays in previous.key until its
+// overlap ends, as any previous CA's. Without a KeyStore, a Secret whose key
+// is in one is refused: nothing replaces a key in a token by one in a
+// Secret.
+//
 // Its annotations:
 //
 //   - enrollment.credo.dev/bundle: JSON list of {fingerprint, trustedUntil}
