@@ -23,6 +23,15 @@ limitations under the License.
 // with thousands of releases in a namespace, its name alone is held once
 // per cached object. Strings unique to an object (its UID, its resource
 // version) are left alone: sharing them would cost more than it saves.
+//
+// The canonical copies come from the standard library's unique package,
+// whose table holds them weakly: nothing is kept for a name once no object
+// holds it (a deleted release leaves nothing behind), and a string is
+// shared among the objects decoded while the table still knows it. The
+// table forgets a copy at a garbage collection when only strings (not
+// handles) refer to it, so objects decoded on either side of a collection
+// may hold two copies: at a cold start, where an informer's first list
+// decodes a kind's objects together, most are shared.
 package intern
 
 import (

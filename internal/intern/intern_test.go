@@ -19,7 +19,9 @@ package intern_test
 import (
 	"encoding/json"
 	"strings"
+	"runtime"
 	"testing"
+	"unique"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,6 +69,16 @@ func labelKey(m map[string]string, want string) string {
 func TestMetaSharesWhatRepeatsAndChangesNothing(t *testing.T) {
 	a, b := decoded(t, "app.tenant-ca"), decoded(t, "app.tenant-ca")
 	want := a.DeepCopy()
+	// The unique package's table holds its copies weakly: a collection
+	// between Meta(a) and Meta(b) could drop one. Handles held for the
+	// test keep each in the table, as a stream of objects decoded between
+	// two collections does.
+	var held []unique.Handle[string]
+	for _, s := range []string{"tenant-a", "app.tenant-ca", "credo.dev/release", "app", "credo.dev/digest", "sha256:0",
+		"helm.toolkit.fluxcd.io/v2", "HelmRelease", "credo-trust", "v1"} {
+		held = append(held, unique.Make(s))
+	}
+	defer runtime.KeepAlive(held)
 	if same(a.Namespace, b.Namespace) {
 		t.Fatal("two decoded objects already share their namespace: the test proves nothing")
 	}
