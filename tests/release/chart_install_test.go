@@ -58,17 +58,17 @@ func testHelmReleaseFromTheOCIChart(t *testing.T, flux *controlplane.Flux) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	createPublicKeySecret(t, g, "credo-cosign", publicKey(g))
-	access := accessAPI{dir: filepath.Join(env.Dir, "access-api-helm"), port: testenv.FreePort(t)}
+	access := accessAPI{Dir: filepath.Join(env.Dir, "access-api-helm"), Port: testenv.FreePort(t)}
 
 	objs := renderSample(t, g, "helm", []patch{
-		{Target: target{"OCIRepository", "credo-chart"}, Patch: ops(g,
+		{Target: target{Kind: "OCIRepository", Name: "credo-chart"}, Patch: ops(g,
 			op("replace", "/spec/url", pushed(rel.Chart.Ref)),
 			op("replace", "/spec/ref/tag", installTag[1:]),
 			op("add", "/spec/insecure", true))},
-		{Target: target{"HelmRelease", "credo"}, Patch: ops(g,
+		{Target: target{Kind: "HelmRelease", Name: "credo"}, Patch: ops(g,
 			op("replace", "/spec/targetNamespace", helmNamespace),
 			op("replace", "/spec/storageNamespace", helmNamespace),
-			op("add", "/spec/postRenderers", []any{map[string]any{"kustomize": map[string]any{"patches": access.patches(g)}}}))},
+			op("add", "/spec/postRenderers", []any{map[string]any{"kustomize": map[string]any{"patches": access.Patches(g)}}}))},
 	})
 	g.Expect(objs).To(HaveLen(2))
 	start := time.Now()
@@ -91,7 +91,7 @@ func testHelmReleaseFromTheOCIChart(t *testing.T, flux *controlplane.Flux) {
 			"the chart pins %s's image by digest", d.Name)
 		var extra []string
 		if d.Name == "credential-controller" {
-			extra = access.flags()
+			extra = access.Flags()
 		}
 		p, err := runDeployment(ctx, d, flux.EventsURL, extra...)
 		if err != nil {

@@ -88,13 +88,13 @@ func testKustomizationFromTheManifestsArtifact(t *testing.T, flux *controlplane.
 		g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(publish.ImageName+"@"+rel.Image.Digest.String()),
 			"the release pins %s's image by digest", d.Name)
 	}
-	access := accessAPI{dir: filepath.Join(env.Dir, "access-api-flux")}
-	access.port = testenv.FreePort(t)
+	access := accessAPI{Dir: filepath.Join(env.Dir, "access-api-flux")}
+	access.Port = testenv.FreePort(t)
 	for i := range deploys.Items {
 		d := &deploys.Items[i]
 		var extra []string
 		if d.Name == "credential-controller" {
-			extra = access.flags()
+			extra = access.Flags()
 		}
 		p, err := runDeployment(ctx, d, flux.EventsURL, extra...)
 		if err != nil {
@@ -197,13 +197,13 @@ func apiServiceAvailable(as *apiregistrationv1.APIService) bool {
 // shipped sample is not changed.
 func renderInstall(t *testing.T, g Gomega, repo string, access *accessAPI) []*unstructured.Unstructured {
 	// The sample's spec.verify stays as shipped.
-	patches := []patch{{Target: target{"OCIRepository", "credo"}, Patch: ops(g,
+	patches := []patch{{Target: target{Kind: "OCIRepository", Name: "credo"}, Patch: ops(g,
 		op("replace", "/spec/url", repo),
 		op("replace", "/spec/ref/tag", installTag),
 		op("add", "/spec/insecure", true))}}
 	if access != nil {
-		patches = append(patches, patch{Target: target{"Kustomization", "credo-access-api"},
-			Patch: ops(g, op("add", "/spec/patches", access.patches(g)))})
+		patches = append(patches, patch{Target: target{Kind: "Kustomization", Name: "credo-access-api"},
+			Patch: ops(g, op("add", "/spec/patches", access.Patches(g)))})
 	}
 	return renderSample(t, g, "oci", patches)
 }

@@ -38,7 +38,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/credo-dev/credo/internal/publish"
 	"github.com/credo-dev/credo/internal/publish/signing"
@@ -129,11 +128,4 @@ func hostBinaries() string {
 // repoPath is a path inside the repository.
 func repoPath(elem ...string) string {
 	return filepath.Join(append([]string{controlplane.RepoRoot()}, elem...)...)
-}
-
-// build runs kustomize on dir, as `kubectl kustomize` and kustomize-controller do.
-func build(g Gomega, dir string) []*unstructured.Unstructured {
-	objs, err := testenv.Kustomize(dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	return objs
 }

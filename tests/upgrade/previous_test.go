@@ -1,0 +1,165 @@
+/*
+Copyright 2026 The credo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package upgrade
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/credo-dev/credo/internal/publish/signing"
+)
+
+// previous is the release the upgrade starts from: the newest tag v*
+// reachable from HEAD, built as a release from its own tree.
+type previous struct {
+	// Tag and Commit name it.
+	Tag, Commit string
+	// Dir is the release's output directory (`make release`'s
+	// dist/<VERSION>): oci/, bin/, cosign.pub, digests.txt.
+	Dir string
+}
+
+// previousTag is the newest tag v* reachable from HEAD of the checkout at
+// root, as `git describe --tags --abbrev=0 --match 'v*'` finds it: a new
+// release moves the upgrade's starting point with no change here.
+func previousTag(ctx context.Context, root string) (tag, commit string, err error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "describe", "--tags", "--abbrev=0", "--match", "v*").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("no release tag v* reachable from HEAD in %s (the upgrade starts from the newest; "+
+			"a shallow clone needs `git fetch --tags --unshallow`): %w", root, err)
+	}
+	tag = strings.TrimSpace(string(out))
+	out, err = exec.CommandContext(ctx, "git", "-C", root, "rev-parse", tag+"^{commit}").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("git rev-parse %s: %w", tag, err)
+	}
+	return tag, strings.TrimSpace(string(out)), nil
+}
+
+// cacheDir is where the previous releases and the tests' signing key are
+// kept between runs: ~/.cache/credo/upgrade.
+func cacheDir() (string, error) {
+	home, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, "credo", "upgrade"), nil
+}
+
+// signingKey is the tests' release key, made once and kept in the cache:
+// both releases are signed with it, as every release is signed with the
+// one key users pin (docs/development.md#the-signing-key).
+func signingKey(dir string) (string, error) {
+	path := filepath.Join(dir, "release.key")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	key, err := signing.GenerateKey()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, key, 0o600); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp, path)
+}
+
+// buildPrevious builds the release tag from its own tree with its own
+// release builder (`go run ./hack/release build` of that tree, its go.mod
+// and its toolchain line), for this machine's platform, signed with key:
+// a shared clone of root checked out at the tag's commit. The result is
+// cached under dir by the tag's commit (signed with dir's one key), so a run after the
+// first costs nothing; logf reports the cold build's duration.
+func buildPrevious(ctx context.Context, root, dir, key string, logf func(string, ...any)) (*previous, error) {
+	tag, commit, err := previousTag(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(dir, commit)
+	p := &previous{Tag: tag, Commit: commit, Dir: filepath.Join(base, "release")}
+	done := filepath.Join(base, "done")
+	if b, err := os.ReadFile(done); err == nil && strings.TrimSpace(string(b)) == tag {
+		return p, nil
+	}
+	start := time.Now()
+	if err := os.RemoveAll(base); err != nil {
+		return nil, err
+	}
+	src := filepath.Join(base, "src")
+	run := func(dir string, name string, args ...string) error {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return nil, err
+	}
+	if err := run(base, "git", "clone", "-q", "--shared", "--no-checkout", root, src); err != nil {
+		return nil, err
+	}
+	if err := run(src, "git", "checkout", "-q", "--detach", commit); err != nil {
+		return nil, err
+	}
+	if err := run(src, "go", "run", "./hack/release", "build", "--version", tag, "--out", p.Dir, "--key", key,
+		"--platforms", "linux/"+runtime.GOARCH); err != nil {
+		return nil, fmt.Errorf("building the previous release %s from its own tree: %w", tag, err)
+	}
+	if err := os.RemoveAll(src); err != nil {
+		return nil, err
+	}
+	logf("built the previous release %s (commit %s) from its own tree in %s", tag, commit, time.Since(start).Round(time.Second))
+	return p, os.WriteFile(done, []byte(tag+"\n"), 0o644)
+}
+
+// digest is the digest digests.txt gives the reference ref
+// ("ghcr.io/credo-dev/credo:v0.1.0").
+func (p *previous) digest(ref string) (string, error) {
+	f, err := os.Open(filepath.Join(p.Dir, "digests.txt"))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		named, _, _ := strings.Cut(s.Text(), " ") // a platform's image: "<ref>@<digest> <platform>"
+		if r, d, ok := strings.Cut(named, "@"); ok && r == ref {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no digest of %s", f.Name(), ref)
+}
+
+// binaries is the previous release's directory of binaries for this
+// machine.
+func (p *previous) binaries() string {
+	return filepath.Join(p.Dir, "bin", runtime.GOOS+"_"+runtime.GOARCH)
+}
