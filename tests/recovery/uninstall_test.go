@@ -75,22 +75,27 @@ var credoCRDs = []string{
 
 // docs/guides/uninstall.md, as an operator runs it: the access API's
 // APIService first (a registered APIService with no server behind it
-// holds every namespace deletion of the cluster), then config/default
-// but what carries credo.dev/uninstall=keep: the CRDs (deleting one
-// deletes every object of its kind, and with them what they own), the
+// holds every namespace deletion of the cluster), then config/default but
+// what carries credo.dev/uninstall=keep: the CRDs (deleting one deletes
+// every object of its kind, and with them what they own), the
 // credo-system namespace (the platform accounts' kept passwords, the
 // enrollment CA) and the admission policies with their parameters (while
-// credo is gone, no tenant rewrites what engines and tenants trust). The controllers' pods go with their Deployments. What a
-// tenant sees does not change: its release's <release>.tenant-ca, its
-// account Secrets, its TrustAnchor and CredentialAccounts; the kept
-// passwords and the enrollment CA stay. A namespace deleted then goes at
-// once. Installed again, credo finds everything as it left it: for a
-// while nothing is written, nothing rotated.
+// credo is gone, no tenant rewrites what engines and tenants trust). The
+// controllers' pods go with their Deployments. What a tenant sees does
+// not change: its release's <release>.tenant-ca, its account Secrets, its
+// TrustAnchor and CredentialAccounts; the kept passwords and the
+// enrollment CA stay. A tenant namespace deleted then goes at once, its
+// accounts with it. Installed again, credo finds everything as it left
+// it: for a while nothing is written, nothing rotated; the kept password
+// of the namespace deleted meanwhile is swept.
 func TestUninstallKeepsWhatTenantsSeeAndAReinstallRotatesNothing(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	showLogOnFailure(t)
 	app := newApplication(t, "un", true)
+	// An application whose namespace its tenant deletes while credo is
+	// gone: a platform account (kept password) and a tenant account.
+	leaving := newApplication(t, "bye", true)
 
 	// The release's CA, published by label: the trust-controller projects
 	// it as <release>.tenant-ca.
@@ -186,14 +191,19 @@ func TestUninstallKeepsWhatTenantsSeeAndAReinstallRotatesNothing(t *testing.T) {
 		}
 	}, 15*time.Second, time.Second).Should(Succeed(), "the uninstall keeps what tenants and engines rely on")
 
-	scratch := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "after-uninstall-"}}
-	g.Expect(env.Client.Create(ctx, scratch)).To(Succeed())
-	g.Expect(env.Client.Delete(ctx, scratch)).To(Succeed())
+	// A tenant namespace deleted while credo is gone goes at once: no
+	// APIService is left without a server, and the kept admission
+	// policies let the namespace controller and the garbage collector
+	// delete its accounts, their Secrets and its release.
+	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaving.ns}})).To(Succeed())
 	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(scratch), &corev1.Namespace{}))
-	}, time.Minute, 200*time.Millisecond).Should(BeTrue(), "a namespace deleted after the uninstall goes: no APIService is left without a server")
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: leaving.ns}, &corev1.Namespace{}))
+	}, time.Minute, 200*time.Millisecond).Should(BeTrue(), "a tenant namespace deleted after the uninstall goes")
+	g.Expect(keptGone(g, leaving.keptKey)).To(BeFalse(), "nothing sweeps while credo is gone")
 
 	g.Expect(env.Reinstall(ctx)).To(Succeed())
+	g.Eventually(func(g Gomega) bool { return keptGone(g, leaving.keptKey) }, time.Minute, 500*time.Millisecond).Should(BeTrue(),
+		"installed again, credo sweeps the kept password of the namespace deleted meanwhile")
 	g.Eventually(accountsReady, time.Minute, 200*time.Millisecond).Should(Succeed())
 	g.Consistently(func(g Gomega) {
 		for _, k := range objs {
