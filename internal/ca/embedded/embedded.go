@@ -208,9 +208,8 @@ func (c *CA) sync(ctx context.Context, explicit bool) error {
 			c.store(st, s.ResourceVersion)
 			return nil
 		}
-		if err := c.client.Update(ctx, out); err != nil {
-			// A key generated for a CA no Secret records would never be used.
-			c.destroyKeys(ctx, "the CA Secret was not written", next)
+		// A write stored despite its error (settleKey) goes on as one that succeeded.
+		if err := c.client.Update(ctx, out); err != nil && !c.settleKey(ctx, err, s.ResourceVersion, next) {
 			if apierrors.IsConflict(err) && attempt < maxAttempts {
 				continue
 			}
@@ -244,8 +243,8 @@ func (c *CA) create(ctx context.Context) error {
 		c.destroyKeys(ctx, "the CA Secret was not written", a)
 		return err
 	}
-	if err := c.client.Create(ctx, s); err != nil {
-		c.destroyKeys(ctx, "the CA Secret was not written", a)
+	// A Secret stored despite the error (settleKey) is created.
+	if err := c.client.Create(ctx, s); err != nil && !c.settleKey(ctx, err, "", a) {
 		return fmt.Errorf("creating the CA Secret %s: %w", c.secretKey(), err)
 	}
 	c.store(st, s.ResourceVersion)

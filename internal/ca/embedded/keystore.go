@@ -17,10 +17,13 @@ limitations under the License.
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"encoding/hex"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -66,6 +69,72 @@ func (c *CA) destroyKeys(ctx context.Context, why string, as ...*authority) {
 		}
 		ctrl.LoggerFrom(ctx).Info("destroyed a CA key in the key store", "keyID", id, "reason", why)
 	}
+}
+
+// settleKey settles the key of a, a CA generated in the store for a write
+// of the Secret that failed with err, and reports whether the Secret
+// records a all the same (the write was stored). base is the
+// resourceVersion the write was conditional on; "" for a create.
+//
+// A refused write (writeRefused) stored nothing: the key, which no Secret
+// will ever name, is destroyed. After any other error (a timeout, a 5xx, a
+// cancelled context) the API server may have stored the Secret, or may
+// yet: the Secret is read again, uncached. When it names a (tls.crt, or
+// ca.crt once another replica rotated past it), the write was stored and
+// the key stays. When it has moved past base to another CA, or an updated
+// Secret is gone, the write can no longer land: the key is destroyed.
+// Otherwise the key is kept, and that logged at error level with its id:
+// a key left in the token is unused and can be removed by hand, while a
+// destroyed key the Secret names stops every replica until the Secret, and
+// with it the CA every agent trusts, is replaced.
+func (c *CA) settleKey(ctx context.Context, err error, base string, a *authority) (recorded bool) {
+	if c.opts.Keys == nil || a == nil || a.keyID == nil {
+		return false
+	}
+	if writeRefused(err) {
+		c.destroyKeys(ctx, "the CA Secret was not written", a)
+		return false
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("secret", c.secretKey().String(), "keyID", hex.EncodeToString(a.keyID))
+	var s corev1.Secret
+	rerr := c.reader.Get(ctx, c.secretKey(), &s)
+	switch {
+	case rerr == nil && namesKey(&s, a.keyID):
+		log.Info("the CA Secret was written despite an error", "error", err.Error())
+		return true
+	case rerr == nil && s.ResourceVersion != base, apierrors.IsNotFound(rerr) && base != "":
+		c.destroyKeys(ctx, "the CA Secret was not written and can no longer be", a)
+	case rerr != nil && !apierrors.IsNotFound(rerr):
+		log.Error(rerr, "keeping a CA key in the key store: the CA Secret, whose write failed, could not be read back and may name it")
+	default:
+		log.Error(err, "keeping a CA key in the key store: the write of the CA Secret naming it failed and may still be stored")
+	}
+	return false
+}
+
+// writeRefused says whether err, from a write of the Secret, is a refusal:
+// the API server stored nothing.
+func writeRefused(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsInvalid(err) ||
+		apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsUnauthorized(err) ||
+		apierrors.IsNotFound(err)
+}
+
+// namesKey says whether a CA certificate of s, current or in the bundle,
+// has the Subject Key Identifier id: the id of its key in the store.
+func namesKey(s *corev1.Secret, id []byte) bool {
+	for _, k := range []string{corev1.TLSCertKey, KeyBundle} {
+		certs, err := parseCertificates(s.Data[k])
+		if err != nil {
+			continue
+		}
+		for _, a := range certs {
+			if bytes.Equal(a.cert.SubjectKeyId, id) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // keyPlace says, for logs, where the key of a is kept: "secret", or
