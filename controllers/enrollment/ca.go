@@ -48,26 +48,6 @@ func NewEmbeddedCA(s *manager.Setup, opts embedded.Options) (*embedded.CA, error
 	return authority, nil
 }
 
-// WithdrawEmbeddedCA is NewEmbeddedCA's counterpart for a controller that
-// signs with another CA: the leader deletes the TrustAnchors the embedded
-// CA declared (their projections are garbage-collected with them). The CA
-// Secret is left as it is.
-func WithdrawEmbeddedCA(s *manager.Setup, opts embedded.Options) error {
-	if opts.Namespace == "" {
-		// No namespace, no embedded CA: nothing was published.
-		return nil
-	}
-	mgr := s.Manager
-	withdrawal, err := embedded.NewWithdrawal(opts, mgr.GetClient(), mgr.GetAPIReader())
-	if err != nil {
-		return err
-	}
-	if err := mgr.Add(withdrawal); err != nil {
-		return fmt.Errorf("adding the withdrawal of the embedded CA's trust anchor: %w", err)
-	}
-	return nil
-}
-
 // checkKeyStore refuses PKCS#11 flags a binary built without PKCS#11
 // support was given, flags that name no whole token, and a token for
 // another CA than the embedded one.

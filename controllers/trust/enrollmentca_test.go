@@ -44,7 +44,7 @@ func TestEnrollmentCAIsPublishedWithoutAHelmRelease(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
-	stop := startEnrollmentCA(t, caOptions(ns, "credo"), true)
+	stop := startEnrollmentCA(t, caOptions(ns, "credo"))
 	defer stop()
 
 	ta := anchorWith(g, ns, "credo", ready)
@@ -74,30 +74,22 @@ func TestEnrollmentCAIsPublishedWithoutAHelmRelease(t *testing.T) {
 }
 
 // Renamed (--enrollment-ca-release), the anchor moves: the one declared
-// under the old name is deleted, its projection with it. Signing with
-// another CA withdraws it.
-func TestEnrollmentCAAnchorFollowsTheReleaseNameAndIsWithdrawn(t *testing.T) {
+// under the old name is deleted, its projection with it. (Signing with
+// cert-manager instead moves it to the issuer's CA: tests/certmanager.)
+func TestEnrollmentCAAnchorFollowsTheReleaseName(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	ns := env.NewNamespace(t)
-	stop := startEnrollmentCA(t, caOptions(ns, "credo"), true)
+	stop := startEnrollmentCA(t, caOptions(ns, "credo"))
 	old := projectionOf(g, ns, "credo")
 	stop()
 
-	stop = startEnrollmentCA(t, caOptions(ns, "platform"), true)
+	stop = startEnrollmentCA(t, caOptions(ns, "platform"))
+	defer stop()
 	anchorWith(g, ns, "platform", ready)
 	renamed := projectionOf(g, ns, "platform")
 	g.Expect(renamed.Data).To(Equal(old.Data), "the same CA")
 	gone(g, &trustv1.TrustAnchor{}, ns, "credo")
 	gone(g, &corev1.Secret{}, ns, "credo.tenant-ca")
-	stop()
-
-	stop = startEnrollmentCA(t, caOptions(ns, "platform"), false)
-	defer stop()
-	gone(g, &trustv1.TrustAnchor{}, ns, "platform")
-	gone(g, &corev1.Secret{}, ns, "platform.tenant-ca")
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: embedded.DefaultSecretName}, &corev1.Secret{})).To(Succeed(),
-		"the CA Secret is left as it is")
 }
 
 // A Secret credo.tenant-ca credo did not write is never overwritten, nor
@@ -107,7 +99,7 @@ func TestEnrollmentCANeverWritesAForeignSecretOrTrustAnchor(t *testing.T) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	foreign := env.NewSecret(t, ns, "credo.tenant-ca", nil, nil, map[string][]byte{"ca.crt": []byte("someone else's")})
-	stop := startEnrollmentCA(t, caOptions(ns, "credo"), true)
+	stop := startEnrollmentCA(t, caOptions(ns, "credo"))
 	anchorWith(g, ns, "credo", hasReason(trustv1.ProjectionFailedCondition, trustv1.NameCollisionReason))
 	var got corev1.Secret
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), &got)).To(Succeed())
@@ -120,7 +112,7 @@ func TestEnrollmentCANeverWritesAForeignSecretOrTrustAnchor(t *testing.T) {
 		Spec:       trustv1.TrustAnchorSpec{Release: "credo", Source: trustv1.SecretKeySource{Name: "their-ca"}},
 	}
 	g.Expect(env.Client.Create(ctx, theirs)).To(Succeed())
-	stop = startEnrollmentCA(t, caOptions(other, "credo"), true)
+	stop = startEnrollmentCA(t, caOptions(other, "credo"))
 	defer stop()
 	g.Eventually(func() bool {
 		return strings.Contains(env.Logs.String(), "TrustAnchor "+other+"/credo: "+embedded.ErrForeignAnchor.Error())
@@ -153,7 +145,7 @@ func TestEnrollmentCAReplacesTheLabelLegAnchorOfAnEarlierVersion(t *testing.T) {
 	discovered := anchorWith(g, ns, "credo", ready)
 	g.Expect(discovered.Status.Leg).To(Equal(trustv1.LegLabel))
 
-	stop := startEnrollmentCA(t, opts, true)
+	stop := startEnrollmentCA(t, opts)
 	defer stop()
 	declared := anchorWith(g, ns, "credo", func(ta *trustv1.TrustAnchor) bool {
 		return ta.UID != discovered.UID && ready(ta)
@@ -179,19 +171,14 @@ func caOptions(ns, release string) embedded.Options {
 
 // startEnrollmentCA runs the embedded CA as cmd/enrollment-controller
 // builds it, on a manager of its own (the enrollment-controller's scheme
-// and cache): publishing its anchor, or withdrawing it. stop stops it.
-func startEnrollmentCA(t *testing.T, opts embedded.Options, publish bool) (stop func()) {
+// and cache), publishing its anchor. stop stops it.
+func startEnrollmentCA(t *testing.T, opts embedded.Options) (stop func()) {
 	t.Helper()
 	setup, err := testenv.NewSetup(env.Config, enrollment.NewScheme(), enrollment.ControllerName, enrollment.ConfigureCache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if publish {
-		_, err = enrollment.NewEmbeddedCA(setup, opts)
-	} else {
-		err = enrollment.WithdrawEmbeddedCA(setup, opts)
-	}
-	if err != nil {
+	if _, err = enrollment.NewEmbeddedCA(setup, opts); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -30,6 +30,7 @@ import (
 	"github.com/credo-dev/credo/controllers/enrollment"
 	"github.com/credo-dev/credo/internal/ca/anchor"
 	"github.com/credo-dev/credo/internal/ca/certmanager"
+	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/tests/enrolldriver"
 	"github.com/credo-dev/credo/tests/testpki"
 )
@@ -74,6 +75,39 @@ func TestTheIssuersCAIsTheEnrollmentAnchorAndFollowsItsRotation(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(agent.Enroll(c.base, newToken(t, ns))).To(Succeed())
 	verifiesAgainst(g, leafOf(g, agent), second)
+}
+
+// An install that switches from the embedded CA to cert-manager keeps its
+// TrustAnchor: the one the embedded CA declared takes the mirror of the
+// issuer's bundle as its new source, and credo.tenant-ca follows, with no
+// withdrawal in between.
+func TestSwitchingFromTheEmbeddedCAMovesItsAnchorToTheIssuersCA(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	issuer := testpki.Authority(t, "cert-manager CA issuer")
+	g.Expect(env.Client.Create(ctx, caSecret(ns, "issuer-ca", issuer))).To(Succeed())
+	newCAIssuer(g, ns, "ca", "issuer-ca")
+	issuerReady(g, ns, "ca")
+
+	before := startController(t, ns, []string{"--certificate-authority=" + enrollment.AuthorityEmbedded}, nil)
+	declared := anchorOf(g, ns, "credo", func(ta *trustv1.TrustAnchor) bool {
+		return conditions.IsReady(ta) && ta.Spec.Source.Name == embedded.DefaultSecretName
+	})
+	var embeddedCA corev1.Secret
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: embedded.DefaultSecretName}, &embeddedCA)).To(Succeed())
+	g.Eventually(func() []byte { return projected(g, ns, "credo") }, 20*time.Second, 100*time.Millisecond).
+		Should(Equal(embeddedCA.Data["ca.crt"]), "credo.tenant-ca holds the embedded CA")
+	before.stop()
+
+	startController(t, ns, issuerArgs(ns, "ca", "issuer-ca"), nil)
+	switched := anchorOf(g, ns, "credo", func(ta *trustv1.TrustAnchor) bool {
+		return conditions.IsReady(ta) && ta.Spec.Source.Name == certmanager.DefaultAnchorSecret
+	})
+	g.Expect(switched.UID).To(Equal(declared.UID), "the same TrustAnchor, never withdrawn")
+	g.Expect(switched.Spec.Source).To(Equal(trustv1.SecretKeySource{Name: certmanager.DefaultAnchorSecret, Key: certmanager.MirrorKey}))
+	g.Eventually(func() []byte { return projected(g, ns, "credo") }, 20*time.Second, 100*time.Millisecond).
+		Should(Equal(issuer.CertPEM()), "credo.tenant-ca holds the issuer's CA")
 }
 
 // A rotation of the issuer's CA between two reads of the bundle (cached

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,15 +109,17 @@ type controller struct {
 	// base is the listener's URL; roots trust its serving certificate.
 	base  string
 	roots *x509.CertPool
+	// stop stops it before the test ends.
+	stop func()
 }
 
 // startController runs the enrollment-controller from its flags as
 // cmd/enrollment-controller does (controllers' Options and ListenerOptions
 // bound and parsed, Setup, AddListener), on a manager of its own with its
 // scheme and cache, in namespace ns (--namespace), signing through
-// cert-manager with args; the listener serves a certificate of a test CA
-// from files. It stops when the test ends. tweak changes the options
-// flags do not reach.
+// cert-manager with args (or as args say); the listener serves a
+// certificate of a test CA from files. It stops when the test ends, or at
+// c.stop. tweak changes the options flags do not reach.
 func startController(t *testing.T, ns string, args []string, tweak func(*enrollment.ListenerOptions)) *controller {
 	t.Helper()
 	serving := testpki.Authority(t, "enrollment listener CA")
@@ -168,10 +171,11 @@ func startController(t *testing.T, ns string, args []string, tweak func(*enrollm
 			t.Errorf("the enrollment-controller's manager: %v", err)
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-done })
+	stop := sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
 	roots := x509.NewCertPool()
 	roots.AddCert(serving.Cert)
-	c := &controller{base: "https://" + addr, roots: roots}
+	c := &controller{base: "https://" + addr, roots: roots, stop: stop}
 	NewWithT(t).Eventually(func() error {
 		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
 		if err == nil {

@@ -80,12 +80,12 @@ type Options struct {
 	Key string
 }
 
-func (o *Options) validate(publish bool) error {
+func (o *Options) validate() error {
 	var errs []error
 	if o.Namespace == "" {
 		errs = append(errs, errors.New("the namespace is required"))
 	}
-	if publish && (o.Release == "" || o.SecretName == "") {
+	if o.Release == "" || o.SecretName == "" {
 		errs = append(errs, errors.New("the release and the source Secret are required"))
 	}
 	return errors.Join(errs...)
@@ -94,34 +94,22 @@ func (o *Options) validate(publish bool) error {
 // Anchor publishes the enrollment CA as a trust anchor: it declares the
 // TrustAnchor <release> in its namespace, lifting Options.Key from the
 // source Secret, with spec.owner TrustAnchor, and deletes the TrustAnchors
-// it declared before under another release name. An Anchor built by
-// NewWithdrawal declares nothing and deletes them all.
+// it declared before under another release name.
 //
 // It runs on the leader only, so that during a rollout with another
 // release name the old leader and the new one never undo each other's work:
 // on start, then every hour, and after a failure with backoff.
 type Anchor struct {
-	opts    Options
-	publish bool
-	client  client.Client
-	reader  client.Reader
+	opts   Options
+	client client.Client
+	reader client.Reader
 }
 
 // New returns the Anchor that declares the CA's TrustAnchor. c writes;
 // reader reads TrustAnchors and must not be a cache (a manager's
 // APIReader): managed fields tell the anchor declared here from any other.
 func New(opts Options, c client.Client, reader client.Reader) (*Anchor, error) {
-	return newAnchor(opts, c, reader, true)
-}
-
-// NewWithdrawal returns the Anchor that deletes every TrustAnchor the
-// enrollment-controller declared in opts.Namespace.
-func NewWithdrawal(opts Options, c client.Client, reader client.Reader) (*Anchor, error) {
-	return newAnchor(opts, c, reader, false)
-}
-
-func newAnchor(opts Options, c client.Client, reader client.Reader, publish bool) (*Anchor, error) {
-	if err := opts.validate(publish); err != nil {
+	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("trust anchor options: %w", err)
 	}
 	if opts.Key == "" {
@@ -133,13 +121,13 @@ func newAnchor(opts Options, c client.Client, reader client.Reader, publish bool
 	if reader == nil {
 		reader = c
 	}
-	return &Anchor{opts: opts, publish: publish, client: c, reader: reader}, nil
+	return &Anchor{opts: opts, client: c, reader: reader}, nil
 }
 
 // Start reconciles until ctx is done; it makes the Anchor a manager
 // Runnable. Errors are logged and retried with backoff.
 func (a *Anchor) Start(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("trustanchor", a.key().String(), "publish", a.publish)
+	log := ctrl.LoggerFrom(ctx).WithValues("trustanchor", a.key().String())
 	Repeat(ctx, anchorInterval, func(ctx context.Context) error {
 		err := a.Reconcile(ctx)
 		if err != nil {
@@ -173,13 +161,11 @@ func Repeat(ctx context.Context, interval time.Duration, fn func(context.Context
 // NeedLeaderElection is true: one replica declares and deletes.
 func (a *Anchor) NeedLeaderElection() bool { return true }
 
-// Reconcile declares the TrustAnchor (unless withdrawing) and deletes the
-// ones declared before that are not it.
+// Reconcile declares the TrustAnchor and deletes the ones declared before
+// that are not it.
 func (a *Anchor) Reconcile(ctx context.Context) error {
-	if a.publish {
-		if err := a.declare(ctx); err != nil {
-			return err
-		}
+	if err := a.declare(ctx); err != nil {
+		return err
 	}
 	return a.prune(ctx)
 }
@@ -261,8 +247,8 @@ func (a *Anchor) apply(ctx context.Context, resourceVersion string) error {
 }
 
 // prune deletes the TrustAnchors declared here (labelled, and written by
-// this field owner) that are not the one to publish: all of them when
-// withdrawing. Garbage collection removes their projections.
+// this field owner) that are not the one to publish. Garbage collection
+// removes their projections.
 func (a *Anchor) prune(ctx context.Context) error {
 	var list trustv1.TrustAnchorList
 	if err := a.reader.List(ctx, &list, client.InNamespace(a.opts.Namespace), client.MatchingLabels{Label: "true"}); err != nil {
@@ -271,7 +257,7 @@ func (a *Anchor) prune(ctx context.Context) error {
 	var errs []error
 	for i := range list.Items {
 		ta := &list.Items[i]
-		if (a.publish && ta.Name == a.opts.Release) || !fieldowner.Wrote(ta, FieldOwner) {
+		if ta.Name == a.opts.Release || !fieldowner.Wrote(ta, FieldOwner) {
 			continue
 		}
 		err := a.client.Delete(ctx, ta, client.Preconditions{UID: &ta.UID})

@@ -51,12 +51,3 @@ func NewAnchor(opts Options, c client.Client, reader client.Reader) (*Anchor, er
 	}
 	return anchor.New(AnchorOptions(opts), c, reader)
 }
-
-// NewWithdrawal returns the Anchor that deletes every TrustAnchor the
-// enrollment-controller declared in the CA's namespace.
-func NewWithdrawal(opts Options, c client.Client, reader client.Reader) (*Anchor, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, fmt.Errorf("embedded CA options: %w", err)
-	}
-	return anchor.NewWithdrawal(AnchorOptions(opts), c, reader)
-}
