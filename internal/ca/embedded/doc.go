@@ -37,11 +37,16 @@ limitations under the License.
 //
 // With a KeyStore (Options.Keys: a PKCS#11 token, package
 // internal/ca/pkcs11) the keys are generated in the store and never leave
-// it: the Secret holds tls.crt and ca.crt only, no tls.key and no
-// previous.key. A CA certificate's Subject Key Identifier is the id of its
-// key in the store, by which every replica finds it. A key generated for a
-// write that lost a race is destroyed at once, and a previous CA's key when
-// the CA leaves the bundle. A Secret that still holds tls.key is moved into
+// it: the Secret holds tls.crt and ca.crt only, no tls.key and, once the
+// overlap after moving into the store has ended, no previous.key. A CA
+// certificate's Subject Key Identifier is the id of its key in the store,
+// by which every replica finds it. A key generated for a write that lost a
+// race (or was otherwise refused) is destroyed at once, and a previous CA's
+// key when the CA leaves the bundle. After a write that failed without
+// saying whether it was stored (a timeout, a 5xx), the Secret is read again
+// and the key destroyed only when the Secret names another CA and the write
+// can no longer land; otherwise it is kept (logged with its id): a key left
+// in the store is unused, a destroyed key the Secret names is lost. A Secret that still holds tls.key is moved into
 // the store by a rotation; its old key stays in previous.key until its
 // overlap ends, as any previous CA's. Without a KeyStore, a Secret whose key
 // is in one is refused: nothing replaces a key in a token by one in a
@@ -70,21 +75,23 @@ limitations under the License.
 // owner-referenced to that TrustAnchor, whether or not a HelmRelease of the
 // name exists. The TrustAnchor carries the label enrollment.credo.dev/ca-anchor
 // and the field manager credo-enrollment-controller; the anchors so marked
-// under another name (the release was renamed), or all of them when the
-// controller signs with another CA (NewWithdrawal), are deleted, and
-// garbage collection deletes their projections. A TrustAnchor of the name
-// declared by anyone else is never written or deleted.
+// under another name (the release was renamed) are deleted, and garbage
+// collection deletes their projections. A controller switched to another
+// CA (cert-manager) declares the same TrustAnchor with the other CA's
+// bundle as its source (package anchor), so that the projection follows
+// with no withdrawal. A TrustAnchor of the name declared by anyone else is
+// never written or deleted.
 //
 // # Rotation
 //
 // A rotation generates a new CA that signs from then on; the previous CA
-// stays in ca.crt (and keeps its key in previous.key) for Options.Overlap,
-// which must cover the longest workload certificate lifetime plus the
-// renewal grace, so that every certificate the old CA signed expires, or is
-// renewed by an agent that fetched the new bundle, before the old CA leaves
-// the bundle. A rotation happens on request (the annotation above, or
-// Rotate) or by itself once the current CA has passed two thirds of its
-// lifetime.
+// stays in ca.crt (and keeps its key in previous.key or in the key store)
+// for Options.Overlap, which must cover the longest workload certificate
+// lifetime plus the renewal grace, so that every certificate the old CA
+// signed expires, or is renewed by an agent that fetched the new bundle,
+// before the old CA leaves the bundle. A rotation happens on request (the
+// annotation above, or Rotate) or by itself once the current CA has passed
+// two thirds of its lifetime.
 //
 // Every write is an update conditional on the resourceVersion read; on a
 // conflict the Secret is read again and the decision made again, so
