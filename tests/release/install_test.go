@@ -138,8 +138,8 @@ func testKustomizationFromTheManifestsArtifact(t *testing.T, flux *controlplane.
 	// kustomize.toolkit.fluxcd.io/prune: disabled, so the CRDs with every
 	// TrustAnchor, credo-system with the enrollment CA, and the admission
 	// policies stay.
-	var anchor trustv1.TrustAnchor
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "credo-system", Name: "credo"}, &anchor)).To(Succeed())
+	before := keptUIDs(g)
+	g.Expect(before).To(HaveKey("TrustAnchor credo-system/credo"))
 	uninstall()
 	g.Eventually(func() []appsv1.Deployment {
 		g.Expect(env.Client.List(ctx, &deploys, client.InNamespace("credo-system"),
@@ -149,15 +149,44 @@ func testKustomizationFromTheManifestsArtifact(t *testing.T, flux *controlplane.
 	err := env.Client.Get(ctx, client.ObjectKey{Name: accessapi.APIServiceName}, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": apiregistrationv1.SchemeGroupVersion.String(), "kind": "APIService"}})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "deleting credo-access-api removes the APIService: %v", err)
-	var kept trustv1.TrustAnchor
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(&anchor), &kept)).To(Succeed(), "the TrustAnchor stays with its CRD")
-	g.Expect(kept.UID).To(Equal(anchor.UID))
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "credo-system"}, &corev1.Namespace{})).To(Succeed(), "credo-system stays")
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "credo-system", Name: "credo-enrollment-ca"}, &corev1.Secret{})).To(Succeed(),
-		"the enrollment CA stays")
-	var policies admissionv1.ValidatingAdmissionPolicyBindingList
+	g.Expect(keptUIDs(g)).To(Equal(before), "what the uninstall keeps stays, the same objects")
+}
+
+// keptUIDs returns the UID of each object an uninstall keeps, by kind and
+// name: credo's seven CRDs, credo-system, the admission policies, their
+// bindings and parameters, the enrollment CA and its TrustAnchor.
+func keptUIDs(g Gomega) map[string]types.UID {
+	ctx := context.Background()
+	uids := map[string]types.UID{}
+	var crds metav1.PartialObjectMetadataList
+	crds.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinitionList"})
+	g.Expect(env.Client.List(ctx, &crds, client.MatchingLabels{"credo.dev/uninstall": "keep"})).To(Succeed())
+	g.Expect(crds.Items).To(HaveLen(7), "credo's CRDs")
+	for _, c := range crds.Items {
+		uids["CRD "+c.Name] = c.UID
+	}
+	var policies admissionv1.ValidatingAdmissionPolicyList
 	g.Expect(env.Client.List(ctx, &policies, client.MatchingLabels{"credo.dev/uninstall": "keep"})).To(Succeed())
-	g.Expect(policies.Items).NotTo(BeEmpty(), "the admission policies' bindings stay")
+	var bindings admissionv1.ValidatingAdmissionPolicyBindingList
+	g.Expect(env.Client.List(ctx, &bindings, client.MatchingLabels{"credo.dev/uninstall": "keep"})).To(Succeed())
+	g.Expect(policies.Items).NotTo(BeEmpty())
+	g.Expect(bindings.Items).To(HaveLen(len(policies.Items)), "a binding per policy")
+	for _, p := range policies.Items {
+		uids["ValidatingAdmissionPolicy "+p.Name] = p.UID
+	}
+	for _, b := range bindings.Items {
+		uids["ValidatingAdmissionPolicyBinding "+b.Name] = b.UID
+	}
+	for key, obj := range map[string]client.Object{
+		"Namespace credo-system":                  &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "credo-system"}},
+		"ConfigMap credo-system/credo-admission":  &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "credo-system", Name: "credo-admission"}},
+		"Secret credo-system/credo-enrollment-ca": &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "credo-system", Name: "credo-enrollment-ca"}},
+		"TrustAnchor credo-system/credo":          &trustv1.TrustAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: "credo-system", Name: "credo"}},
+	} {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed(), key)
+		uids[key] = obj.GetUID()
+	}
+	return uids
 }
 
 // requestReconcile asks kustomize-controller to reconcile the Kustomization
