@@ -18,8 +18,8 @@ package intern_test
 
 import (
 	"encoding/json"
-	"strings"
 	"runtime"
+	"strings"
 	"testing"
 	"unique"
 	"unsafe"
