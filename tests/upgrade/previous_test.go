@@ -30,8 +30,8 @@ import (
 	"github.com/credo-dev/credo/internal/publish/signing"
 )
 
-// previous is the release the upgrade starts from: the newest tag v*
-// reachable from HEAD, built as a release from its own tree.
+// previous is the release the upgrade starts from: the last line of
+// hack/release/releases.txt, built as a release from its own tree.
 type previous struct {
 	// Tag and Commit name it.
 	Tag, Commit string
@@ -40,21 +40,52 @@ type previous struct {
 	Dir string
 }
 
-// previousTag is the newest tag v* reachable from HEAD of the checkout at
-// root, as `git describe --tags --abbrev=0 --match 'v*'` finds it: a new
-// release moves the upgrade's starting point with no change here.
-func previousTag(ctx context.Context, root string) (tag, commit string, err error) {
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "describe", "--tags", "--abbrev=0", "--match", "v*").Output()
+// releasesFile records every release cut and the commit its tag names.
+const releasesFile = "hack/release/releases.txt"
+
+// previousRelease is the last release recorded in root's releasesFile. Tags
+// are not read to find it: a clone need not carry them. Where the clone has
+// the tag, it must name the recorded commit.
+func previousRelease(ctx context.Context, root string) (tag, commit string, err error) {
+	b, err := os.ReadFile(filepath.Join(root, releasesFile))
 	if err != nil {
-		return "", "", fmt.Errorf("no release tag v* reachable from HEAD in %s (the upgrade starts from the newest; "+
-			"a shallow clone needs `git fetch --tags --unshallow`): %w", root, err)
+		return "", "", err
 	}
-	tag = strings.TrimSpace(string(out))
-	out, err = exec.CommandContext(ctx, "git", "-C", root, "rev-parse", tag+"^{commit}").Output()
+	for n, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || !strings.HasPrefix(f[0], "v") || len(f[1]) != 40 {
+			return "", "", fmt.Errorf("%s:%d: want \"<version> <40-digit commit>\", have %q", releasesFile, n+1, line)
+		}
+		tag, commit = f[0], f[1]
+	}
+	if tag == "" {
+		return "", "", fmt.Errorf("%s records no release", releasesFile)
+	}
+	if out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "-q", "--verify",
+		"refs/tags/"+tag+"^{commit}").Output(); err == nil {
+		if got := strings.TrimSpace(string(out)); got != commit {
+			return "", "", fmt.Errorf("%s records %s at %s, but its tag here names %s", releasesFile, tag, commit, got)
+		}
+	}
+	return tag, commit, nil
+}
+
+// haveCommit makes sure root's repository holds commit: a shallow clone
+// fetches it, alone, from its origin.
+func haveCommit(ctx context.Context, root, commit string) error {
+	if exec.CommandContext(ctx, "git", "-C", root, "cat-file", "-e", commit+"^{commit}").Run() == nil {
+		return nil
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "fetch", "-q", "--depth=1", "origin", commit).CombinedOutput()
 	if err != nil {
-		return "", "", fmt.Errorf("git rev-parse %s: %w", tag, err)
+		return fmt.Errorf("the previous release's commit %s is not in %s, and fetching it from origin failed "+
+			"(fetch it, or clone with its history): %w\n%s", commit, root, err, out)
 	}
-	return tag, strings.TrimSpace(string(out)), nil
+	return nil
 }
 
 // cacheDir is where the previous releases and the tests' signing key are
@@ -89,14 +120,14 @@ func signingKey(dir string) (string, error) {
 	return path, os.Rename(tmp, path)
 }
 
-// buildPrevious builds the release tag from its own tree with its own
+// buildPrevious builds the previous release from its own tree with its own
 // release builder (`go run ./hack/release build` of that tree, its go.mod
 // and its toolchain line), for this machine's platform, signed with key:
-// a shared clone of root checked out at the tag's commit. The result is
-// cached under dir by the tag's commit (signed with dir's one key), so a run after the
-// first costs nothing; logf reports the cold build's duration.
+// a worktree of root's repository at the release's commit. The result is
+// cached under dir by the commit (signed with dir's one key), so a run after
+// the first costs nothing; logf reports the cold build's duration.
 func buildPrevious(ctx context.Context, root, dir, key string, logf func(string, ...any)) (*previous, error) {
-	tag, commit, err := previousTag(ctx, root)
+	tag, commit, err := previousRelease(ctx, root)
 	if err != nil {
 		return nil, err
 	}
@@ -123,18 +154,17 @@ func buildPrevious(ctx context.Context, root, dir, key string, logf func(string,
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, err
 	}
-	if err := run(base, "git", "clone", "-q", "--shared", "--no-checkout", root, src); err != nil {
+	if err := haveCommit(ctx, root, commit); err != nil {
 		return nil, err
 	}
-	if err := run(src, "git", "checkout", "-q", "--detach", commit); err != nil {
+	_ = run(root, "git", "worktree", "prune") // a worktree an interrupted run left
+	if err := run(root, "git", "worktree", "add", "-q", "--detach", src, commit); err != nil {
 		return nil, err
 	}
+	defer func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", src).Run() }()
 	if err := run(src, "go", "run", "./hack/release", "build", "--version", tag, "--out", p.Dir, "--key", key,
 		"--platforms", "linux/"+runtime.GOARCH); err != nil {
 		return nil, fmt.Errorf("building the previous release %s from its own tree: %w", tag, err)
-	}
-	if err := os.RemoveAll(src); err != nil {
-		return nil, err
 	}
 	logf("built the previous release %s (commit %s) from its own tree in %s", tag, commit, time.Since(start).Round(time.Second))
 	return p, os.WriteFile(done, []byte(tag+"\n"), 0o644)

@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Package upgrade upgrades credo as its users do: from the previous
-// release (the newest tag v* reachable from HEAD, built from its own tree
-// by its own release builder) to a release of the working tree, both
+// release (the last of hack/release/releases.txt, built from its own
+// commit by its own release builder) to a release of the working tree, both
 // pushed to a registry on loopback and installed by the real source- and
 // kustomize-controller from config/samples/flux/oci, the upgrade being the
 // OCIRepository's tag changed. Tenants' state is made on the previous
