@@ -21,7 +21,10 @@ import (
 	"fmt"
 
 	authzv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ServiceAccountUser is the user name and groups kube-apiserver gives the
@@ -61,4 +64,26 @@ func (e *Environment) Allowed(ctx context.Context, user string, groups []string,
 		return false, fmt.Errorf("asking whether %s may %s %s: %w", user, attrs.Verb, attrs.Resource, err)
 	}
 	return sar.Status.Allowed, nil
+}
+
+// SecretWriter returns a client of a tenant of ns who may do anything with
+// the Secrets of ns, as the built-in admin and edit roles grant, and
+// nothing else: the user secret-writer@<ns>, bound in ns to a Role
+// granting every verb on Secrets.
+func (e *Environment) SecretWriter(ctx context.Context, ns string) (client.Client, error) {
+	user := "secret-writer@" + ns
+	if err := e.Client.Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "secret-writer", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"*"}}},
+	}); err != nil {
+		return nil, err
+	}
+	if err := e.Client.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "secret-writer", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "secret-writer"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}); err != nil {
+		return nil, err
+	}
+	return e.UserClient(user, nil)
 }

@@ -37,34 +37,9 @@ import (
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/tests/controlplane"
 	"github.com/credo-dev/credo/tests/devenv"
+	"github.com/credo-dev/credo/tests/testenv"
 	"github.com/credo-dev/credo/tests/testpki"
 )
-
-// kept is an object an uninstall must leave as it was: its UID and
-// resourceVersion, read before.
-type kept struct {
-	what string
-	key  client.ObjectKey
-	obj  client.Object
-	uid  string
-	rv   string
-}
-
-// record reads obj at key and remembers its UID and resourceVersion.
-func record(g Gomega, what string, key client.ObjectKey, obj client.Object) kept {
-	g.Expect(env.Client.Get(context.Background(), key, obj)).To(Succeed(), what)
-	return kept{what: what, key: key, obj: obj, uid: string(obj.GetUID()), rv: obj.GetResourceVersion()}
-}
-
-// unchanged expects k's object to exist with the UID and resourceVersion
-// it had: neither deleted, nor replaced, nor written.
-func (k kept) unchanged(g Gomega) {
-	err := env.Client.Get(context.Background(), k.key, k.obj)
-	g.Expect(apierrors.IsNotFound(err)).To(BeFalse(), "%s was deleted", k.what)
-	g.Expect(err).NotTo(HaveOccurred(), k.what)
-	g.Expect(string(k.obj.GetUID())).To(Equal(k.uid), "%s was replaced", k.what)
-	g.Expect(k.obj.GetResourceVersion()).To(Equal(k.rv), "%s was written", k.what)
-}
 
 // credoCRDs are the CustomResourceDefinitions config/crd installs.
 var credoCRDs = []string{
@@ -127,7 +102,7 @@ func TestUninstallKeepsWhatTenantsSeeAndAReinstallRotatesNothing(t *testing.T) {
 	// Settled: the controllers have nothing left to write.
 	time.Sleep(3 * time.Second)
 
-	var objs []kept
+	var objs []testenv.Kept
 	for _, o := range []struct {
 		what string
 		key  client.ObjectKey
@@ -143,21 +118,21 @@ func TestUninstallKeepsWhatTenantsSeeAndAReinstallRotatesNothing(t *testing.T) {
 		{"the enrollment CA", client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: embedded.DefaultSecretName}, &corev1.Secret{}},
 		{"credo-system", client.ObjectKey{Name: devenv.PlatformNamespace}, &corev1.Namespace{}},
 	} {
-		objs = append(objs, record(g, o.what, o.key, o.obj))
+		objs = append(objs, testenv.Record(g, env.Client, o.what, o.key, o.obj))
 	}
 	for _, name := range credoCRDs {
 		crd := &metav1.PartialObjectMetadata{}
 		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		objs = append(objs, record(g, "CRD "+name, client.ObjectKey{Name: name}, crd))
+		objs = append(objs, testenv.Record(g, env.Client, "CRD "+name, client.ObjectKey{Name: name}, crd))
 	}
-	objs = append(objs, record(g, "the admission parameters", client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: "credo-admission"}, &corev1.ConfigMap{}))
+	objs = append(objs, testenv.Record(g, env.Client, "the admission parameters", client.ObjectKey{Namespace: devenv.PlatformNamespace, Name: "credo-admission"}, &corev1.ConfigMap{}))
 	var bindings admissionv1.ValidatingAdmissionPolicyBindingList
 	g.Expect(env.Client.List(ctx, &bindings, client.MatchingLabels{"app.kubernetes.io/part-of": "credo"})).To(Succeed())
 	g.Expect(bindings.Items).NotTo(BeEmpty())
 	for _, b := range bindings.Items {
 		objs = append(objs,
-			record(g, "admission binding "+b.Name, client.ObjectKey{Name: b.Name}, &admissionv1.ValidatingAdmissionPolicyBinding{}),
-			record(g, "admission policy "+b.Spec.PolicyName, client.ObjectKey{Name: b.Spec.PolicyName}, &admissionv1.ValidatingAdmissionPolicy{}))
+			testenv.Record(g, env.Client, "admission binding "+b.Name, client.ObjectKey{Name: b.Name}, &admissionv1.ValidatingAdmissionPolicyBinding{}),
+			testenv.Record(g, env.Client, "admission policy "+b.Spec.PolicyName, client.ObjectKey{Name: b.Spec.PolicyName}, &admissionv1.ValidatingAdmissionPolicy{}))
 	}
 
 	// The guide's commands.
@@ -183,11 +158,43 @@ func TestUninstallKeepsWhatTenantsSeeAndAReinstallRotatesNothing(t *testing.T) {
 		}
 	})
 
+	// The tenant who may write the Secrets of its namespace (as admin and
+	// edit grant) finds the kept admission policies in force while credo
+	// is gone: it cannot rewrite the platform account's Secret (an engine's
+	// superuser verifier, which the credential-controller is not there to
+	// repair), nor alter its <release>.tenant-ca or plant another.
+	// Deleting an account Secret stays open, as with credo installed: it
+	// gives nothing away, and credo recreates it when it is back.
+	secrets, err := env.SecretWriter(ctx, app.ns)
+	g.Expect(err).NotTo(HaveOccurred())
+	refused := func(err error, what string) {
+		g.ExpectWithOffset(1, apierrors.IsForbidden(err)).To(BeTrue(), "%s while credo is gone: want Forbidden by an admission policy, got %v", what, err)
+		g.ExpectWithOffset(1, err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy"), what)
+	}
+	var platform, tenantCA corev1.Secret
+	g.Eventually(func() error { return secrets.Get(ctx, app.platformSecret, &platform) }, 10*time.Second, 200*time.Millisecond).
+		Should(Succeed(), "RBAC lets the tenant read the Secrets of its namespace")
+	forged := platform.DeepCopy()
+	for k := range forged.Data {
+		forged.Data[k] = []byte("forged")
+	}
+	refused(secrets.Update(ctx, forged), "rewriting the platform account's Secret")
+	g.Expect(secrets.Get(ctx, projection, &tenantCA)).To(Succeed())
+	other, err := testpki.NewCA("a tenant's own CA")
+	g.Expect(err).NotTo(HaveOccurred())
+	altered := tenantCA.DeepCopy()
+	altered.Data["ca.crt"] = other.CertPEM()
+	refused(secrets.Update(ctx, altered), "altering the release's "+projection.Name)
+	refused(secrets.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: app.ns, Name: trustv1.ProjectionName("planted")},
+		Data:       map[string][]byte{"ca.crt": other.CertPEM()},
+	}), "planting another *.tenant-ca")
+
 	// kube-controller-manager's garbage collector and namespace controller
 	// act on what went; what a tenant sees stays.
 	g.Consistently(func(g Gomega) {
 		for _, k := range objs {
-			k.unchanged(g)
+			k.Unchanged(g, env.Client)
 		}
 	}, 15*time.Second, time.Second).Should(Succeed(), "the uninstall keeps what tenants and engines rely on")
 
@@ -207,16 +214,15 @@ func TestUninstallKeepsWhatTenantsSeeAndAReinstallRotatesNothing(t *testing.T) {
 	g.Eventually(accountsReady, time.Minute, 200*time.Millisecond).Should(Succeed())
 	g.Consistently(func(g Gomega) {
 		for _, k := range objs {
-			if !strings.Contains(k.what, "Secret") && !strings.Contains(k.what, "password") &&
-				!strings.Contains(k.what, "projection") && k.what != "the enrollment CA" {
+			if !strings.Contains(k.What, "Secret") && !strings.Contains(k.What, "password") &&
+				!strings.Contains(k.What, "projection") && k.What != "the enrollment CA" {
 				// The controllers may note their restart in a status,
 				// and the manifests are applied again; what must not
 				// change is that they are the same objects.
-				g.Expect(env.Client.Get(ctx, k.key, k.obj)).To(Succeed(), k.what)
-				g.Expect(string(k.obj.GetUID())).To(Equal(k.uid), "%s was replaced", k.what)
+				k.Same(g, env.Client)
 				continue
 			}
-			k.unchanged(g)
+			k.Unchanged(g, env.Client)
 		}
 	}, 20*time.Second, time.Second).Should(Succeed(), "installed again, credo rotates nothing and rewrites no Secret")
 }
