@@ -25,12 +25,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -113,13 +111,12 @@ type controller struct {
 	stop func()
 }
 
-// startController runs the enrollment-controller from its flags as
-// cmd/enrollment-controller does (controllers' Options and ListenerOptions
-// bound and parsed, Setup, AddListener), on a manager of its own with its
-// scheme and cache, in namespace ns (--namespace), signing through
-// cert-manager with args (or as args say); the listener serves a
-// certificate of a test CA from files. It stops when the test ends, or at
-// c.stop. tweak changes the options flags do not reach.
+// startController runs the enrollment-controller as
+// cmd/enrollment-controller builds it (testenv.StartEnrollmentController)
+// in namespace ns (--namespace), signing through cert-manager with args (or
+// as args say); the listener serves a certificate of a test CA from files.
+// It stops when the test ends, or at c.stop. tweak changes the options
+// flags do not reach.
 func startController(t *testing.T, ns string, args []string, tweak func(*enrollment.ListenerOptions)) *controller {
 	t.Helper()
 	serving := testpki.Authority(t, "enrollment listener CA")
@@ -136,43 +133,9 @@ func startController(t *testing.T, ns string, args []string, tweak func(*enrollm
 	if err != nil {
 		t.Fatal(err)
 	}
-	var enrollOpts enrollment.Options
-	listenOpts := enrollment.NewListenerOptions()
-	fs := pflag.NewFlagSet(enrollment.ControllerName, pflag.ContinueOnError)
-	enrollOpts.BindFlags(fs)
-	listenOpts.BindFlags(fs)
-	all := append([]string{"--certificate-authority=cert-manager", "--namespace=" + ns, "--enrollment-addr=" + addr,
-		"--enrollment-tls-cert-file=" + certFile, "--enrollment-tls-key-file=" + keyFile}, args...)
-	if err := fs.Parse(all); err != nil {
-		t.Fatal(err)
-	}
-	if tweak != nil {
-		tweak(listenOpts)
-	}
-	if err := listenOpts.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	enrollOpts.Limits = listenOpts.Server.Limits
-	setup, err := testenv.NewSetup(env.Config, enrollment.NewScheme(), enrollment.ControllerName, enrollment.ConfigureCache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := enrollment.Setup(ctx, setup, enrollOpts); err != nil {
-		t.Fatal(err)
-	}
-	if err := enrollment.AddListener(setup, listenOpts); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := setup.Manager.Start(ctx); err != nil {
-			t.Errorf("the enrollment-controller's manager: %v", err)
-		}
-	}()
-	stop := sync.OnceFunc(func() { cancel(); <-done })
-	t.Cleanup(stop)
+	stop := testenv.StartEnrollmentController(t, env.Config, append([]string{"--certificate-authority=cert-manager",
+		"--namespace=" + ns, "--enrollment-addr=" + addr,
+		"--enrollment-tls-cert-file=" + certFile, "--enrollment-tls-key-file=" + keyFile}, args...), tweak)
 	roots := x509.NewCertPool()
 	roots.AddCert(serving.Cert)
 	c := &controller{base: "https://" + addr, roots: roots, stop: stop}

@@ -30,7 +30,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +37,6 @@ import (
 
 	enrollv1 "github.com/credo-dev/credo/api/enrollment/v1alpha1"
 	trustv1 "github.com/credo-dev/credo/api/trust/v1alpha1"
-	"github.com/credo-dev/credo/controllers/enrollment"
 	"github.com/credo-dev/credo/internal/ca/embedded"
 	"github.com/credo-dev/credo/internal/ca/pkcs11"
 	"github.com/credo-dev/credo/internal/jointoken"
@@ -68,9 +66,9 @@ func TestTheEnrollmentCAKeyNeverLeavesTheToken(t *testing.T) {
 	system, tenant := env.NewNamespace(t), env.NewNamespace(t)
 	addr := testenv.FreeAddr(t)
 	base := "https://" + addr
-	startEnrollmentController(t, "--namespace="+system, "--enrollment-addr="+addr, "--enrollment-hosts=127.0.0.1",
-		"--"+pkcs11.FlagModule+"="+module, "--"+pkcs11.FlagTokenLabel+"="+tokenLabel, "--"+pkcs11.FlagPINFile+"="+pinFile,
-		"--enrollment-ca-overlap="+overlap.String(), "--max-certificate-ttl=30s", "--max-renewal-grace=10s")
+	testenv.StartEnrollmentController(t, env.Config, []string{"--namespace=" + system, "--enrollment-addr=" + addr, "--enrollment-hosts=127.0.0.1",
+		"--" + pkcs11.FlagModule + "=" + module, "--" + pkcs11.FlagTokenLabel + "=" + tokenLabel, "--" + pkcs11.FlagPINFile + "=" + pinFile,
+		"--enrollment-ca-overlap=" + overlap.String(), "--max-certificate-ttl=30s", "--max-renewal-grace=10s"}, nil)
 	token := openToken(t)
 
 	// The anchor is published, and its projection holds the CA of the token's key.
@@ -140,44 +138,6 @@ func TestTheEnrollmentCAKeyNeverLeavesTheToken(t *testing.T) {
 
 	expectNoPrivateKeyAnywhere(g)
 	expectNoPINAnywhere(g, system, tenant)
-}
-
-// startEnrollmentController runs the enrollment-controller as
-// cmd/enrollment-controller builds it from args, on a manager of its own,
-// until the test ends.
-func startEnrollmentController(t *testing.T, args ...string) {
-	t.Helper()
-	var enrollOpts enrollment.Options
-	listenOpts := enrollment.NewListenerOptions()
-	fs := pflag.NewFlagSet("enrollment-controller", pflag.ContinueOnError)
-	enrollOpts.BindFlags(fs)
-	listenOpts.BindFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := listenOpts.Validate(); err != nil {
-		t.Fatalf("the flags: %v", err)
-	}
-	enrollOpts.Limits = listenOpts.Server.Limits
-	setup, err := testenv.NewSetup(env.Config, enrollment.NewScheme(), enrollment.ControllerName, enrollment.ConfigureCache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := enrollment.Setup(ctx, setup, enrollOpts); err != nil {
-		t.Fatal(err)
-	}
-	if err := enrollment.AddListener(setup, listenOpts); err != nil {
-		t.Fatalf("the enrollment listener: %v", err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := setup.Manager.Start(ctx); err != nil {
-			t.Errorf("the enrollment-controller's manager: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
 }
 
 // openToken opens the token as a second session, to look at its keys.

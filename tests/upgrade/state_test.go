@@ -164,48 +164,21 @@ func enrollmentCA(t *testing.T, g Gomega) (string, *x509.CertPool) {
 	return file, pool
 }
 
-// kept is an object the upgrade must not write: its UID and
-// resourceVersion, read before.
-type kept struct {
-	what string
-	key  client.ObjectKey
-	obj  client.Object
-	uid  string
-	rv   string
-}
-
-func record(g Gomega, what string, key client.ObjectKey, obj client.Object) kept {
-	g.Expect(env.Client.Get(context.Background(), key, obj)).To(Succeed(), what)
-	return kept{what: what, key: key, obj: obj, uid: string(obj.GetUID()), rv: obj.GetResourceVersion()}
-}
-
-// unchanged expects k's object neither deleted, replaced nor written;
-// sameUID only neither deleted nor replaced (a CRD the upgrade rewrites in
-// place).
-func (k kept) unchanged(g Gomega, sameUID bool) {
-	err := env.Client.Get(context.Background(), k.key, k.obj)
-	g.Expect(err).NotTo(HaveOccurred(), "%s is gone", k.what)
-	g.Expect(string(k.obj.GetUID())).To(Equal(k.uid), "%s was replaced", k.what)
-	if !sameUID {
-		g.Expect(k.obj.GetResourceVersion()).To(Equal(k.rv), "%s was written", k.what)
-	}
-}
-
 // snapshot records what the upgrade must keep: what tenants see and were
 // not asked to change (cache's projection, the account Secrets not minted
 // during the load, the kept platform password), the enrollment CA and its
 // anchor, every Workload (no agent enrolls again) and, by UID, the CRDs
 // and the TrustAnchors (upgraded or rewritten in place, never replaced).
-func (tn *tenant) snapshot(g Gomega) (written, replaced []kept) {
+func (tn *tenant) snapshot(g Gomega) (written, replaced []testenv.Kept) {
 	ctx := context.Background()
-	secret := func(ns, name string) kept {
-		return record(g, "Secret "+ns+"/"+name, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{})
+	secret := func(ns, name string) testenv.Kept {
+		return testenv.Record(g, env.Client, "Secret "+ns+"/"+name, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{})
 	}
-	written = []kept{
+	written = []testenv.Kept{
 		secret(tn.ns, trustv1.ProjectionName("cache")),
 		secret(tn.ns, tn.accounts[0].SecretName()), // db-postgres, platform
 		secret(tn.ns, tn.accounts[2].SecretName()), // cache-app, minted before only
-		record(g, "the kept password of db-postgres", keptKey(tn.accounts[0]), &corev1.Secret{}),
+		testenv.Record(g, env.Client, "the kept password of db-postgres", keptKey(tn.accounts[0]), &corev1.Secret{}),
 		secret("credo-system", "credo-enrollment-ca"),
 		secret("credo-system", trustv1.ProjectionName("credo")),
 	}
@@ -213,19 +186,19 @@ func (tn *tenant) snapshot(g Gomega) (written, replaced []kept) {
 	g.Expect(env.Client.List(ctx, &crds)).To(Succeed())
 	for _, c := range crds.Items {
 		if isCredo(c.Spec.Group) {
-			replaced = append(replaced, record(g, "CRD "+c.Name, client.ObjectKey{Name: c.Name}, &apiextensionsv1.CustomResourceDefinition{}))
+			replaced = append(replaced, testenv.Record(g, env.Client, "CRD "+c.Name, client.ObjectKey{Name: c.Name}, &apiextensionsv1.CustomResourceDefinition{}))
 		}
 	}
 	g.Expect(replaced).To(HaveLen(7), "credo's seven CRDs")
 	var anchors trustv1.TrustAnchorList
 	g.Expect(env.Client.List(ctx, &anchors)).To(Succeed())
 	for _, a := range anchors.Items {
-		replaced = append(replaced, record(g, "TrustAnchor "+a.Namespace+"/"+a.Name, client.ObjectKeyFromObject(&a), &trustv1.TrustAnchor{}))
+		replaced = append(replaced, testenv.Record(g, env.Client, "TrustAnchor "+a.Namespace+"/"+a.Name, client.ObjectKeyFromObject(&a), &trustv1.TrustAnchor{}))
 	}
 	var ws enrollv1.WorkloadList
 	g.Expect(env.Client.List(ctx, &ws, client.InNamespace(tn.ns))).To(Succeed())
 	for _, w := range ws.Items {
-		replaced = append(replaced, record(g, "Workload "+w.Name, client.ObjectKeyFromObject(&w), &enrollv1.Workload{}))
+		replaced = append(replaced, testenv.Record(g, env.Client, "Workload "+w.Name, client.ObjectKeyFromObject(&w), &enrollv1.Workload{}))
 	}
 	return written, replaced
 }

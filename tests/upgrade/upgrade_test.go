@@ -140,10 +140,10 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		HaveKeyWithValue("rotation", BeNumerically(">=", 2))), "operations succeed on the new release")
 
 	for _, k := range written {
-		k.unchanged(g, false)
+		k.Unchanged(g, env.Client)
 	}
 	for _, k := range replaced {
-		k.unchanged(g, true)
+		k.Same(g, env.Client)
 	}
 	crdsUpgraded(g)
 	g.Expect(renewals(g, tn.ns)).To(HaveLen(3), "no agent enrolled again")
