@@ -41,7 +41,7 @@ import (
 	"github.com/credo-dev/credo/pkg/enrollapi"
 	"github.com/credo-dev/credo/tests/enrolldriver"
 	"github.com/credo-dev/credo/tests/ports"
-	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testenv/enrollmenttest"
 	"github.com/credo-dev/credo/tests/testpki"
 )
 
@@ -112,7 +112,7 @@ type controller struct {
 }
 
 // startController runs the enrollment-controller as
-// cmd/enrollment-controller builds it (testenv.StartEnrollmentController)
+// cmd/enrollment-controller builds it (enrollmenttest.Start)
 // in namespace ns (--namespace), signing through cert-manager with args (or
 // as args say); the listener serves a certificate of a test CA from files.
 // It stops when the test ends, or at c.stop. tweak changes the options
@@ -133,7 +133,7 @@ func startController(t *testing.T, ns string, args []string, tweak func(*enrollm
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := testenv.StartEnrollmentController(t, env.Config, append([]string{"--certificate-authority=cert-manager",
+	stop := enrollmenttest.Start(t, env.Config, append([]string{"--certificate-authority=cert-manager",
 		"--namespace=" + ns, "--enrollment-addr=" + addr,
 		"--enrollment-tls-cert-file=" + certFile, "--enrollment-tls-key-file=" + keyFile}, args...), tweak)
 	roots := x509.NewCertPool()

@@ -42,6 +42,7 @@ import (
 	"github.com/credo-dev/credo/internal/jointoken"
 	"github.com/credo-dev/credo/tests/enrolldriver"
 	"github.com/credo-dev/credo/tests/testenv"
+	"github.com/credo-dev/credo/tests/testenv/enrollmenttest"
 )
 
 const (
@@ -66,7 +67,7 @@ func TestTheEnrollmentCAKeyNeverLeavesTheToken(t *testing.T) {
 	system, tenant := env.NewNamespace(t), env.NewNamespace(t)
 	addr := testenv.FreeAddr(t)
 	base := "https://" + addr
-	testenv.StartEnrollmentController(t, env.Config, []string{"--namespace=" + system, "--enrollment-addr=" + addr, "--enrollment-hosts=127.0.0.1",
+	enrollmenttest.Start(t, env.Config, []string{"--namespace=" + system, "--enrollment-addr=" + addr, "--enrollment-hosts=127.0.0.1",
 		"--" + pkcs11.FlagModule + "=" + module, "--" + pkcs11.FlagTokenLabel + "=" + tokenLabel, "--" + pkcs11.FlagPINFile + "=" + pinFile,
 		"--enrollment-ca-overlap=" + overlap.String(), "--max-certificate-ttl=30s", "--max-renewal-grace=10s"}, nil)
 	token := openToken(t)

@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package testenv
+// Package enrollmenttest starts the enrollment-controller in a test's
+// process as its binary builds it. It is apart from testenv, which the
+// enrollment packages' own tests import.
+package enrollmenttest
 
 import (
 	"context"
@@ -25,16 +28,17 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/credo-dev/credo/controllers/enrollment"
+	"github.com/credo-dev/credo/tests/testenv"
 )
 
-// StartEnrollmentController runs the enrollment-controller in this process
-// from args as cmd/enrollment-controller builds it: its Options and
-// ListenerOptions bound to one flag set and parsed, the listener's options
-// validated, a manager of its own with its scheme and cache (NewSetup),
-// Setup and AddListener. tweak, when not nil, changes the listener's
+// Start runs the enrollment-controller in this process from args as
+// cmd/enrollment-controller builds it: its Options and ListenerOptions
+// bound to one flag set and parsed, the listener's options validated, a
+// manager of its own with its scheme and cache (testenv.NewSetup), Setup
+// and AddListener. tweak, when not nil, changes the listener's
 // options after parsing (what no flag reaches). It stops when t ends, or at
 // stop, which waits for the manager to return.
-func StartEnrollmentController(t testing.TB, cfg *rest.Config, args []string, tweak func(*enrollment.ListenerOptions)) (stop func()) {
+func Start(t testing.TB, cfg *rest.Config, args []string, tweak func(*enrollment.ListenerOptions)) (stop func()) {
 	t.Helper()
 	var enrollOpts enrollment.Options
 	listenOpts := enrollment.NewListenerOptions()
@@ -51,7 +55,7 @@ func StartEnrollmentController(t testing.TB, cfg *rest.Config, args []string, tw
 		t.Fatalf("the enrollment-controller's flags: %v", err)
 	}
 	enrollOpts.Limits = listenOpts.Server.Limits
-	setup, err := NewSetup(cfg, enrollment.NewScheme(), enrollment.ControllerName, enrollment.ConfigureCache)
+	setup, err := testenv.NewSetup(cfg, enrollment.NewScheme(), enrollment.ControllerName, enrollment.ConfigureCache)
 	if err != nil {
 		t.Fatal(err)
 	}
