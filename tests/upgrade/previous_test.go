@@ -74,13 +74,18 @@ func previousRelease(ctx context.Context, root string) (tag, commit string, err 
 	return tag, commit, nil
 }
 
-// haveCommit makes sure root's repository holds commit: a shallow clone
-// fetches it, alone, from its origin.
+// haveCommit makes sure root's repository holds commit, fetching it from
+// its origin when it does not: alone in a shallow clone (which stays
+// shallow), with its history in a full one (which stays full).
 func haveCommit(ctx context.Context, root, commit string) error {
 	if exec.CommandContext(ctx, "git", "-C", root, "cat-file", "-e", commit+"^{commit}").Run() == nil {
 		return nil
 	}
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "fetch", "-q", "--depth=1", "origin", commit).CombinedOutput()
+	args := []string{"-C", root, "fetch", "-q", "origin", commit}
+	if out, _ := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--is-shallow-repository").Output(); strings.TrimSpace(string(out)) == "true" {
+		args = append(args, "--depth=1")
+	}
+	out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("the previous release's commit %s is not in %s, and fetching it from origin failed "+
 			"(fetch it, or clone with its history): %w\n%s", commit, root, err, out)
@@ -157,14 +162,21 @@ func buildPrevious(ctx context.Context, root, dir, key string, logf func(string,
 	if err := haveCommit(ctx, root, commit); err != nil {
 		return nil, err
 	}
-	_ = run(root, "git", "worktree", "prune") // a worktree an interrupted run left
-	if err := run(root, "git", "worktree", "add", "-q", "--detach", src, commit); err != nil {
+	// The worktree goes once the build is done, or failed. One an
+	// interrupted run left registered (its directory went with base) is
+	// unregistered first. No hook of the developer's repository runs.
+	removeWorktree := func() error { return run(root, "git", "worktree", "remove", "--force", src) }
+	_ = removeWorktree()
+	defer func() { _ = removeWorktree() }()
+	if err := run(root, "git", "-c", "core.hooksPath=/dev/null", "worktree", "add", "-q", "--detach", src, commit); err != nil {
 		return nil, err
 	}
-	defer func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", src).Run() }()
 	if err := run(src, "go", "run", "./hack/release", "build", "--version", tag, "--out", p.Dir, "--key", key,
 		"--platforms", "linux/"+runtime.GOARCH); err != nil {
 		return nil, fmt.Errorf("building the previous release %s from its own tree: %w", tag, err)
+	}
+	if err := removeWorktree(); err != nil {
+		return nil, err
 	}
 	logf("built the previous release %s (commit %s) from its own tree in %s", tag, commit, time.Since(start).Round(time.Second))
 	return p, os.WriteFile(done, []byte(tag+"\n"), 0o644)
