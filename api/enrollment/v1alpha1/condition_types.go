@@ -129,4 +129,7 @@ const (
 	TokenAttemptsRateLimitedReason string = "TokenAttemptsRateLimited"
 	// CARotatedReason (Normal): the embedded CA was rotated.
 	CARotatedReason string = "CARotated"
+	// UnusedCAKeysReason (Warning): the key store has held, for minutes,
+	// CA keys that no CA of the CA Secret names.
+	UnusedCAKeysReason string = "UnusedCAKeys"
 )

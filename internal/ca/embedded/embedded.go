@@ -66,6 +66,8 @@ type CA struct {
 	// changed wakes Run when the cache sees a new version of the Secret,
 	// so that it plans its next wake-up (the end of an overlap) at once.
 	changed chan struct{}
+	// unused is Run's record of the store's unused keys.
+	unused unusedKeys
 }
 
 // snapshot is the cached, parsed Secret.
@@ -117,7 +119,8 @@ func (c *CA) Rotate(ctx context.Context) error {
 // Run reconciles now, then every Interval, when a previous CA's overlap
 // ends or a rotation falls due, and when the cache sees the Secret changed
 // (another replica rotated), until ctx is done. Errors are logged and
-// retried at the next tick.
+// retried at the next tick. After each reconciliation it reports the key
+// store's unused keys (reportUnusedKeys).
 func (c *CA) Run(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("secret", c.secretKey().String())
 	timer := time.NewTimer(0)
@@ -134,6 +137,7 @@ func (c *CA) Run(ctx context.Context) error {
 		if err := c.Reconcile(ctx); err != nil {
 			log.Error(err, "reconciling the enrollment CA")
 		} else if s := c.snap.Load(); s != nil {
+			c.reportUnusedKeys(ctx)
 			if d := s.state.nextEvent().Sub(c.now()) + minWait; d < wait {
 				wait = max(d, minWait)
 			}

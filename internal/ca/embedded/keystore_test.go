@@ -87,6 +87,18 @@ func (m *memKeys) Destroy(id []byte) error {
 	return nil
 }
 
+func (m *memKeys) KeyIDs() ([][]byte, error) {
+	var ids [][]byte
+	for _, h := range m.ids() {
+		id, err := hex.DecodeString(h)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
 // ids are the ids of the keys the store holds, sorted.
 func (m *memKeys) ids() []string {
 	m.mu.Lock()

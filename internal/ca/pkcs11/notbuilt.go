@@ -38,5 +38,8 @@ func (*Token) Find([]byte) (crypto.Signer, error) { return nil, ErrNotBuilt }
 // Destroy refuses, as Open does.
 func (*Token) Destroy([]byte) error { return ErrNotBuilt }
 
+// KeyIDs refuses, as Open does.
+func (*Token) KeyIDs() ([][]byte, error) { return nil, ErrNotBuilt }
+
 // Close does nothing.
 func (*Token) Close() error { return nil }

@@ -193,6 +193,20 @@ func (t *Token) Keys() ([]KeyInfo, error) {
 	return out, nil
 }
 
+// KeyIDs lists the ids of the key pairs Keys lists: what the embedded CA
+// compares with the CAs its Secret names (embedded.KeyLister).
+func (t *Token) KeyIDs() ([][]byte, error) {
+	keys, err := t.Keys()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([][]byte, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, k.ID)
+	}
+	return ids, nil
+}
+
 func value(set crypto11.AttributeSet, attr crypto11.AttributeType) []byte {
 	if a, ok := set[attr]; ok && a != nil {
 		return a.Value

@@ -124,6 +124,9 @@ func TestAKeyIsGeneratedInTheTokenAndNeverLeavesIt(t *testing.T) {
 	g.Expect(info.AlwaysSensitive).To(BeTrue(), "CKA_ALWAYS_SENSITIVE")
 	g.Expect(info.Extractable).To(BeFalse(), "CKA_EXTRACTABLE")
 	g.Expect(info.NeverExtractable).To(BeTrue(), "CKA_NEVER_EXTRACTABLE")
+	ids, err := token.KeyIDs()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ids).To(Equal([][]byte{id}), "the ids the embedded CA compares with its Secret")
 
 	digest := sha256.Sum256([]byte("to be signed"))
 	sig, err := key.Sign(rand.Reader, digest[:], crypto.SHA256)
