@@ -52,7 +52,7 @@ func (o *Operations) Account(ctx context.Context, namespace, name string) (*acce
 		if apierrors.IsNotFound(err) {
 			return nil, apierrors.NewNotFound(accountsResource, name)
 		}
-		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", name, err))
+		return nil, internalError(fmt.Errorf("reading CredentialAccount %s: %w", name, err))
 	}
 	if acct.GetOwner() == credv1.OwnerPlatform {
 		// Platform accounts are not the tenant's to see: answered as absent.
@@ -62,7 +62,7 @@ func (o *Operations) Account(ctx context.Context, namespace, name string) (*acce
 	secretName := acct.SecretName()
 	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, s); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nil, apierrors.NewInternalError(fmt.Errorf("reading Secret %s: %w", secretName, err))
+			return nil, internalError(fmt.Errorf("reading Secret %s: %w", secretName, err))
 		}
 		s = nil
 	}
@@ -88,12 +88,12 @@ func (o *Operations) Accounts(ctx context.Context, namespace string, lsel labels
 	}
 	var accts credv1.CredentialAccountList
 	if err := o.Client.List(ctx, &accts, opts...); err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("listing CredentialAccounts: %w", err))
+		return nil, internalError(fmt.Errorf("listing CredentialAccounts: %w", err))
 	}
 	secrets := &metav1.PartialObjectMetadataList{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
 	if err := o.Client.List(ctx, secrets, client.InNamespace(namespace), client.HasLabels{o.Keys.Account}); err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("listing account Secrets: %w", err))
+		return nil, internalError(fmt.Errorf("listing account Secrets: %w", err))
 	}
 	byKey := make(map[client.ObjectKey]*metav1.PartialObjectMetadata, len(secrets.Items))
 	for i := range secrets.Items {

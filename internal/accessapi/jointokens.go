@@ -81,7 +81,7 @@ func (r *joinTokens) create(ctx context.Context, namespace, user string, out *ac
 		if apierrors.IsNotFound(err) {
 			return time.Time{}, nil, apierrors.NewNotFound(enrollv1.GroupVersion.WithResource("enrollmentpolicies").GroupResource(), spec.Policy)
 		}
-		return time.Time{}, nil, apierrors.NewInternalError(fmt.Errorf("reading EnrollmentPolicy %s: %w", spec.Policy, err))
+		return time.Time{}, nil, internalError(fmt.Errorf("reading EnrollmentPolicy %s: %w", spec.Policy, err))
 	}
 	lifetime, err := tokenLifetime(&policy, out)
 	if err != nil {
@@ -128,7 +128,7 @@ func (r *joinTokens) createRecord(ctx context.Context, policy *enrollv1.Enrollme
 	for range 3 {
 		tok, err := jointoken.New()
 		if err != nil {
-			return jointoken.Token{}, nil, apierrors.NewInternalError(err)
+			return jointoken.Token{}, nil, internalError(err)
 		}
 		jt := &enrollv1.JoinToken{
 			ObjectMeta: metav1.ObjectMeta{Name: tok.ID, Namespace: policy.Namespace},
@@ -138,18 +138,18 @@ func (r *joinTokens) createRecord(ctx context.Context, policy *enrollv1.Enrollme
 			},
 		}
 		if err := controllerutil.SetOwnerReference(policy, jt, r.Client.Scheme()); err != nil {
-			return jointoken.Token{}, nil, apierrors.NewInternalError(err)
+			return jointoken.Token{}, nil, internalError(err)
 		}
 		err = r.Client.Create(ctx, jt)
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}
 		if err != nil {
-			return jointoken.Token{}, nil, apierrors.NewInternalError(fmt.Errorf("writing the JoinToken record: %w", err))
+			return jointoken.Token{}, nil, internalError(fmt.Errorf("writing the JoinToken record: %w", err))
 		}
 		return tok, jt, nil
 	}
-	return jointoken.Token{}, nil, apierrors.NewInternalError(errors.New("could not find a free token id"))
+	return jointoken.Token{}, nil, internalError(errors.New("could not find a free token id"))
 }
 
 // validLifetime refuses, with 422 naming spec.lifetime, a requested

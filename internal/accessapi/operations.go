@@ -149,7 +149,7 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 	name := acct.SecretName()
 	s, err := w.Read(ctx, acct)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, internalError(err)
 	}
 	if s == nil {
 		return nil, apierrors.NewConflict(gr, spec.Account, fmt.Errorf("the account Secret %s does not exist yet; wait for the CredentialAccount to be Ready", name))
@@ -175,14 +175,14 @@ func (o *Operations) write(ctx context.Context, gr schema.GroupResource, namespa
 	var formatErr *account.FormatError
 	switch {
 	case errors.As(err, &formatErr):
-		return nil, apierrors.NewInternalError(fmt.Errorf("computing the verifier: %w", err))
+		return nil, internalError(fmt.Errorf("computing the verifier: %w", err))
 	case apierrors.IsConflict(err):
 		return nil, apierrors.NewConflict(gr, spec.Account, errors.New(
 			"another request changed the account at the same time; nothing was stored for this one, send it again"))
 	case refusal(err, name) != nil:
 		return nil, apierrors.NewConflict(gr, spec.Account, refusal(err, name))
 	case err != nil:
-		return nil, apierrors.NewInternalError(fmt.Errorf("writing Secret %s: %w", name, err))
+		return nil, internalError(fmt.Errorf("writing Secret %s: %w", name, err))
 	}
 	return &Result{Username: acct.Spec.Username, Password: password, SecretName: name, ResourceVersion: written.ResourceVersion, At: now,
 		Warnings: o.releaseWarnings(ctx, acct, origin)}, nil
@@ -228,7 +228,7 @@ func (o *Operations) account(ctx context.Context, namespace, name string) (*cred
 		if apierrors.IsNotFound(err) {
 			return nil, apierrors.NewNotFound(credv1.GroupVersion.WithResource("credentialaccounts").GroupResource(), name)
 		}
-		return nil, apierrors.NewInternalError(fmt.Errorf("reading CredentialAccount %s: %w", name, err))
+		return nil, internalError(fmt.Errorf("reading CredentialAccount %s: %w", name, err))
 	}
 	return &acct, nil
 }
@@ -244,7 +244,7 @@ func (o *Operations) platformAccountAt(ctx context.Context, acct *credv1.Credent
 	}
 	var list credv1.CredentialAccountList
 	if err := reader.List(ctx, &list, client.InNamespace(acct.Namespace)); err != nil {
-		return "", apierrors.NewInternalError(fmt.Errorf("listing CredentialAccounts: %w", err))
+		return "", internalError(fmt.Errorf("listing CredentialAccounts: %w", err))
 	}
 	name := acct.SecretName()
 	for i := range list.Items {

@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,7 +70,7 @@ func (l *mintLoad) run(t *testing.T, stop func() bool) {
 				break
 			}
 			l.retried++
-			l.errs = append(l.errs, fmt.Sprintf("%s: %v", time.Since(start).Round(time.Millisecond), err))
+			l.errs = append(l.errs, fmt.Sprintf("%s: %v%s", time.Since(start).Round(time.Millisecond), err, serverSaid(err)))
 			time.Sleep(200 * time.Millisecond)
 		}
 		l.answered++
@@ -79,6 +80,68 @@ func (l *mintLoad) run(t *testing.T, stop func() bool) {
 		g.Expect(ok).To(BeTrue(), "after mint %d the Secret %s holds the verifier of the password it answered", l.answered, m.Status.SecretName)
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// steadyFor is how long mints must be answered at once, each on its
+// first try, before a test disrupts the access API.
+const steadyFor = 5 * time.Second
+
+// waitSteady waits until mints of ns/account have been answered at once for
+// steadyFor in a row. A replica deleted with no grace period, by the test
+// before, serves on for the kubelet's grace (two seconds) over the
+// connection kube-apiserver holds open to it, with its ServiceAccount token
+// already refused (each answer a 503 that client-go sends again after a
+// second), and that connection breaks when the kubelet kills it: the Pod
+// object is gone long before. A test that measures a disruption starts once
+// the last one has ended.
+func waitSteady(t *testing.T, ns, account string) {
+	t.Helper()
+	ctx := context.Background()
+	var since time.Time
+	var last error
+	unsteady := 0
+	start := time.Now()
+	for deadline := start.Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("mints were not answered at once for %s in a row within 2 minutes; the last error: %v%s", steadyFor, last, serverSaid(last))
+		}
+		began := time.Now()
+		_, err := mint(ctx, ns, account)
+		if err != nil || time.Since(began) >= time.Second {
+			since, last = time.Time{}, err
+			unsteady++
+			continue
+		}
+		if since.IsZero() {
+			since = began
+		}
+		if time.Since(since) >= steadyFor {
+			t.Logf("mints answered at once for %s after %s (%d answers failed or took a second or more before)",
+				steadyFor, time.Since(start).Round(100*time.Millisecond), unsteady)
+			return
+		}
+	}
+}
+
+// serverSaid is what the server wrote with an error answer that was not a
+// Status (kube-apiserver's aggregator answers a 503 in plain text, which
+// client-go's error leaves out): it tells "service unavailable" (the
+// APIService not Available) from a failed connection to a replica.
+func serverSaid(err error) string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return ""
+	}
+	var said []string
+	for _, c := range status.Status().Details.Causes {
+		if c.Type == metav1.CauseTypeUnexpectedServerResponse {
+			said = append(said, strings.TrimSpace(c.Message))
+		}
+	}
+	if len(said) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the server said %q)", strings.Join(said, "; "))
 }
 
 func (l *mintLoad) report(t *testing.T, what string) {
@@ -91,8 +154,10 @@ func (l *mintLoad) report(t *testing.T, what string) {
 
 // (a) A credential-controller replica deleted with no grace period under a
 // steady mint load: every mint is answered, no answered password lost;
-// requests that reached the dying replica are retried, and how many is
-// reported.
+// requests that failed on the dying replica are sent again, and how many is
+// reported. (Those it answered 503 with Retry-After, its token refused once
+// its Pod was gone, client-go sends again itself: they show in the longest
+// wait, not in the count.)
 func TestMintsWhileACredentialControllerReplicaIsKilled(t *testing.T) {
 	needCluster(t)
 	waitReplaced(t, "credential-controller", "", nil)
@@ -112,10 +177,10 @@ func TestMintsWhileACredentialControllerReplicaIsKilled(t *testing.T) {
 }
 
 // (b) The credential-controller rolled (kubectl rollout restart) under a
-// steady mint load: every mint is answered on its first try; the rollout
-// takes one replica at a time out of the Service before it stops (its
-// readiness fails at SIGTERM, it serves --access-api-shutdown-delay more,
-// then drains).
+// steady mint load: no mint fails; the rollout takes one replica at a time
+// out of the Service before it stops (its readiness fails at SIGTERM, it
+// serves --access-api-shutdown-delay more, then drains). It starts once
+// mints are answered steadily (waitSteady): the test before kills a replica.
 func TestMintsDuringARollout(t *testing.T) {
 	needCluster(t)
 	g := NewWithT(t)
@@ -127,6 +192,7 @@ func TestMintsDuringARollout(t *testing.T) {
 	// aggregator refuses every request (503) until its next check. The
 	// rollout starts from an APIService that is Available.
 	g.Eventually(func() bool { return apiServiceAvailable(ctx) }, 3*time.Minute, 200*time.Millisecond).Should(BeTrue(), "the access APIService is Available before the rollout")
+	waitSteady(t, "tenant-demo", "ch-logs-app")
 	before := podUIDs(t, "credential-controller")
 	var d appsv1.Deployment
 	key := client.ObjectKey{Namespace: credoNamespace, Name: "credential-controller"}
