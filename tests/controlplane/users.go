@@ -72,18 +72,27 @@ func (e *Environment) Allowed(ctx context.Context, user string, groups []string,
 // granting every verb on Secrets.
 func (e *Environment) SecretWriter(ctx context.Context, ns string) (client.Client, error) {
 	user := "secret-writer@" + ns
-	if err := e.Client.Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "secret-writer", Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"*"}}},
-	}); err != nil {
-		return nil, err
-	}
-	if err := e.Client.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "secret-writer", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "secret-writer"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}); err != nil {
+	if err := e.GrantSecrets(ctx, ns, "secret-writer", rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}); err != nil {
 		return nil, err
 	}
 	return e.UserClient(user, nil)
+}
+
+// GrantSecrets binds subject, in ns, to a Role name (and a RoleBinding of
+// that name) granting every verb on Secrets.
+func (e *Environment) GrantSecrets(ctx context.Context, ns, name string, subject rbacv1.Subject) error {
+	if err := e.Client.Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"*"}}},
+	}); err != nil {
+		return fmt.Errorf("creating Role %s/%s: %w", ns, name, err)
+	}
+	if err := e.Client.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{subject},
+	}); err != nil {
+		return fmt.Errorf("creating RoleBinding %s/%s: %w", ns, name, err)
+	}
+	return nil
 }

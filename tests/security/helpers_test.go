@@ -86,16 +86,7 @@ func operator(t *testing.T, ns string) client.Client {
 // on Secrets.
 func grantSecrets(t *testing.T, ns, name string, subject rbacv1.Subject) {
 	t.Helper()
-	g := NewWithT(t)
-	g.Expect(env.Client.Create(context.Background(), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"*"}}},
-	})).To(Succeed())
-	g.Expect(env.Client.Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{subject},
-	})).To(Succeed())
+	NewWithT(t).Expect(env.GrantSecrets(context.Background(), ns, name, subject)).To(Succeed())
 }
 
 // newRelease creates a HelmRelease named name in ns.
