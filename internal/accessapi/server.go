@@ -94,6 +94,9 @@ func New(opts *Options, ops *Operations) (*Server, error) {
 	// On stop: /readyz fails at once, the server serves ShutdownDelay more,
 	// then closes its listener and waits for the requests in flight.
 	config.ShutdownDelayDuration = o.ShutdownDelay
+	// A replica whose credentials kube-apiserver refuses (its pod deleted)
+	// answers 503 with Retry-After where it would answer 500.
+	answerRefusedCredentials(&config.Config)
 	if err := restrictToProxied(&config.Config, ro.Authorization.AlwaysAllowPaths); err != nil {
 		return nil, fmt.Errorf("configuring the access API server: %w", err)
 	}
