@@ -89,10 +89,10 @@ const steadyFor = 5 * time.Second
 // waitSteady waits until mints of ns/account have been answered at once for
 // steadyFor in a row. A replica deleted with no grace period, by the test
 // before, serves on for the kubelet's grace (two seconds) over the
-// connection kube-apiserver holds open to it, with its ServiceAccount token
-// already refused (each answer a 503 that client-go sends again after a
-// second), and that connection breaks when the kubelet kills it: the Pod
-// object is gone long before. A test that measures a disruption starts once
+// connection kube-apiserver holds open to it, while kube-apiserver starts
+// refusing its ServiceAccount token (each answer then a 503 that client-go
+// sends again after a second), and that connection breaks when the kubelet
+// kills it: the Pod object is gone seconds before. A test that measures a disruption starts once
 // the last one has ended.
 func waitSteady(t *testing.T, ns, account string) {
 	t.Helper()
@@ -155,9 +155,9 @@ func (l *mintLoad) report(t *testing.T, what string) {
 // (a) A credential-controller replica deleted with no grace period under a
 // steady mint load: every mint is answered, no answered password lost;
 // requests that failed on the dying replica are sent again, and how many is
-// reported. (Those it answered 503 with Retry-After, its token refused once
-// its Pod was gone, client-go sends again itself: they show in the longest
-// wait, not in the count.)
+// reported. (Those it answered 503 with Retry-After, its token refused
+// once its Pod was gone, client-go sends again itself: they show in the
+// longest wait, not in the count.)
 func TestMintsWhileACredentialControllerReplicaIsKilled(t *testing.T) {
 	needCluster(t)
 	waitReplaced(t, "credential-controller", "", nil)
