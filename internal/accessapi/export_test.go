@@ -18,3 +18,6 @@ package accessapi
 
 // MarkStarting records, as AddToManager does, that s is about to serve.
 func MarkStarting(r *Readiness, s *Server) { r.starting(s.Address()) }
+
+// CredentialsRefused is credentialsRefused.
+var CredentialsRefused = credentialsRefused

@@ -38,18 +38,20 @@ import (
 // kube-apiserver refused this replica's credentials.
 const retryAfterSeconds = 1
 
-// A replica whose credentials kube-apiserver refuses is on its way out: its
-// pod was deleted without a grace period (kubectl delete --force, the pod
-// garbage collector on a lost node), which revokes the pod's ServiceAccount
-// token (within the ten seconds kube-apiserver remembers a token it has
-// accepted), while the process serves on for the kubelet's two seconds of
-// grace over the connections kube-apiserver holds open to it. What it
+// A replica whose credentials kube-apiserver refuses is, as a rule, on its
+// way out: its pod was deleted without a grace period (kubectl delete
+// --force), which revokes the pod's ServiceAccount token (within the ten
+// seconds kube-apiserver remembers a token it has accepted), while the
+// process serves on for the kubelet's two seconds of grace over the
+// connections kube-apiserver holds open to it. What it
 // cannot do for a request, it answers 503 with Retry-After, having written
 // nothing: client-go, and so kubectl, send the request again on their own,
 // and the next try reaches a live replica once this one's connection
-// closes. Two places meet the refusal: an operation's read or write
-// (internalError), and the delegated authorizer's SubjectAccessReview for a
-// request whose decision it has not cached (answerRefusedCredentials).
+// closes. (A refusal that lasts, its ServiceAccount deleted, is answered
+// so too, every time: the replica's reconcilers and informers log it.) Two
+// places meet the refusal: an operation's read or write (internalError),
+// and the delegated authorizer's SubjectAccessReview for a request whose
+// decision it has not cached (answerRefusedCredentials).
 
 // credentialsRefused reports whether err is kube-apiserver refusing this
 // replica's credentials: the 401 its authentication answers ("Unauthorized"),
@@ -101,6 +103,9 @@ func internalError(err error) error {
 // not the generic chain's 500, when the authorizer could not decide it
 // because kube-apiserver refused this replica's credentials: the
 // authorizer marks the request, and the chain's 500 for it is replaced.
+// The replacement is made outside the chain, so the replica's own request
+// log and metrics still count a 500; kube-apiserver's audit log, this
+// API's only one, records the 503.
 func answerRefusedCredentials(config *genericapiserver.Config) {
 	config.Authorization.Authorizer = refusalMarking{config.Authorization.Authorizer}
 	build := config.BuildHandlerChainFunc
@@ -117,7 +122,10 @@ type refusalKey struct{}
 
 // refusalMarking marks the request (its context's refusalKey) when the
 // authorizer did not allow it because kube-apiserver refused this
-// replica's credentials.
+// replica's credentials. ConditionsAwareAuthorize and EvaluateConditions
+// are the wrapped authorizer's own, unchanged: the generic chain calls
+// Authorize (TestTheServerOfAReplicaWhosePodIsGoneAnswersRetryLater fails
+// should it call the others).
 type refusalMarking struct{ authorizer.Authorizer }
 
 func (a refusalMarking) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
@@ -143,6 +151,9 @@ type refusalAnswer struct {
 func (r *refusalAnswer) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *refusalAnswer) WriteHeader(code int) {
+	if r.answered {
+		return
+	}
 	if code == http.StatusInternalServerError && r.refused.Load() {
 		r.answered = true
 		responsewriters.ErrorNegotiated(retryLater("when asking whether the request is allowed"), r.serializer, schema.GroupVersion{}, r.ResponseWriter, r.req)

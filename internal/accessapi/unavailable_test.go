@@ -38,6 +38,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -180,11 +182,18 @@ func TestTheServerOfAReplicaWhosePodIsGoneAnswersRetryLater(t *testing.T) {
 	opts.Listener = ln
 	opts.Kubeconfig = kubeconfig
 	opts.CertDir = t.TempDir()
+	opts.ShutdownDelay = 0
 	srv, err := accessapi.New(opts, &accessapi.Operations{Client: c, Keys: keys})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = srv.Run(ctx) }()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the replica's server: %v", err)
+		}
+	})
 
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(srv.CABundle())
@@ -236,5 +245,33 @@ func TestTheServerOfAReplicaWhosePodIsGoneAnswersRetryLater(t *testing.T) {
 	g.Expect(json.Unmarshal(body, &status)).To(Succeed(), "a Status, not the chain's plain text: %s", body)
 	g.Expect(status.Reason).To(Equal(metav1.StatusReasonServiceUnavailable))
 	g.Expect(status.Message).To(ContainSubstring("when asking whether the request is allowed"))
-	g.Expect(string(body)).NotTo(ContainSubstring(r.token), "the token is never in the answer")
+	g.Expect(strings.Contains(string(body), r.token)).To(BeFalse(), "the token is never in the answer")
+}
+
+// Only kube-apiserver's own refusal of the replica's credentials counts:
+// its 401 "Unauthorized", wrapped or among the union authorizer's errors;
+// not a 401 an admission webhook denies with, nor any other failure.
+func TestOnlyKubeAPIServersRefusalOfTheReplicasCredentialsCounts(t *testing.T) {
+	refused := apierrors.NewUnauthorized("Unauthorized")
+	webhook := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnauthorized,
+		Reason: metav1.StatusReasonUnauthorized, Message: `admission webhook "policy.example.com" denied the request: not you`}}
+	for name, c := range map[string]struct {
+		err  error
+		want bool
+	}{
+		"kube-apiserver's 401":                  {refused, true},
+		"wrapped by the operation":              {fmt.Errorf("reading Secret db.app.account: %w", refused), true},
+		"among the union authorizer's errors":   {utilerrors.NewAggregate([]error{errors.New("no opinion"), refused}), true},
+		"a webhook's 401":                       {webhook, false},
+		"a 401 with another message":            {apierrors.NewUnauthorized("the token has expired"), false},
+		"forbidden by RBAC":                     {apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "db", errors.New("no")), false},
+		"an internal error":                     {apierrors.NewInternalError(errors.New("etcd")), false},
+		"not an API error":                      {errors.New("connection refused"), false},
+		"the union authorizer's other failures": {utilerrors.NewAggregate([]error{errors.New("timeout")}), false},
+		"none":                                  {nil, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(accessapi.CredentialsRefused(c.err)).To(Equal(c.want))
+		})
+	}
 }
