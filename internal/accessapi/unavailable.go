@@ -43,15 +43,15 @@ const retryAfterSeconds = 1
 // --force), which revokes the pod's ServiceAccount token (within the ten
 // seconds kube-apiserver remembers a token it has accepted), while the
 // process serves on for the kubelet's two seconds of grace over the
-// connections kube-apiserver holds open to it. What it
-// cannot do for a request, it answers 503 with Retry-After, having written
-// nothing: client-go, and so kubectl, send the request again on their own,
-// and the next try reaches a live replica once this one's connection
-// closes. (A refusal that lasts, its ServiceAccount deleted, is answered
-// so too, every time: the replica's reconcilers and informers log it.) Two
-// places meet the refusal: an operation's read or write (internalError),
-// and the delegated authorizer's SubjectAccessReview for a request whose
-// decision it has not cached (answerRefusedCredentials).
+// connections kube-apiserver holds open to it. What it cannot do for a
+// request, it answers 503 with Retry-After, having written nothing:
+// client-go, and so kubectl, send the request again on their own, and the
+// next try reaches a live replica once this one's connection closes. (A
+// refusal that lasts, its ServiceAccount deleted, is answered so too, every
+// time: the replica's reconcilers and informers log it.) Two places meet
+// the refusal: an operation's read or write (internalError), and the
+// delegated authorizer's SubjectAccessReview for a request whose decision
+// it has not cached (answerRefusedCredentials).
 
 // credentialsRefused reports whether err is kube-apiserver refusing this
 // replica's credentials: the 401 its authentication answers ("Unauthorized"),
