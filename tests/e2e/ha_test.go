@@ -92,8 +92,8 @@ const steadyFor = 5 * time.Second
 // connection kube-apiserver holds open to it, while kube-apiserver starts
 // refusing its ServiceAccount token (each answer then a 503 that client-go
 // sends again after a second), and that connection breaks when the kubelet
-// kills it: the Pod object is gone seconds before. A test that measures a disruption starts once
-// the last one has ended.
+// kills it: the Pod object is gone seconds before. A test that measures a
+// disruption starts once the last one has ended.
 func waitSteady(t *testing.T, ns, account string) {
 	t.Helper()
 	ctx := context.Background()
